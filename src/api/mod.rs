@@ -1,0 +1,104 @@
+//! HTTP: one module per resource, merged here. Every API path is served under `/v1` and,
+//! identically, without the prefix (CONTRACT.md 1).
+
+mod health;
+mod json;
+mod pins;
+
+pub use json::ApiJson;
+
+use axum::{
+    http::{header, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    Router,
+};
+use serde_json::value::RawValue;
+
+use crate::{app::AppState, error::Error, pins::ops::Pagination};
+
+/// Every route of the service.
+pub fn router(state: AppState) -> Router {
+    let api = pins::routes();
+    Router::new()
+        .nest("/v1", api.clone())
+        .merge(api)
+        .merge(health::routes())
+        .fallback(|| async {
+            Error::NotFound {
+                what: "route",
+                index: None,
+            }
+        })
+        .method_not_allowed_fallback(|| async { Error::MethodNotAllowed })
+        .with_state(state)
+}
+
+/// A success envelope `{"success": true, "data": ..., <extra>}` around serialised data.
+pub struct Envelope {
+    data: Box<RawValue>,
+    extra: Option<(&'static str, String)>,
+    headers: Vec<(header::HeaderName, HeaderValue)>,
+}
+
+impl Envelope {
+    pub fn new(data: Box<RawValue>) -> Self {
+        Envelope {
+            data,
+            extra: None,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn paginated(data: Box<RawValue>, pagination: &Pagination) -> Self {
+        let text = serde_json::to_string(pagination).unwrap_or_else(|_| "null".into());
+        Envelope::new(data).with_field("pagination", text)
+    }
+
+    /// Adds a top-level member next to `data` (`pagination`, `missing`).
+    pub fn with_field(mut self, name: &'static str, json: String) -> Self {
+        self.extra = Some((name, json));
+        self
+    }
+
+    pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    /// `ETag: "<version>"`.
+    pub fn with_etag(self, version: i64) -> Self {
+        match HeaderValue::from_str(&format!("\"{version}\"")) {
+            Ok(v) => self.with_header(header::ETAG, v),
+            Err(_) => self,
+        }
+    }
+}
+
+impl IntoResponse for Envelope {
+    fn into_response(self) -> Response {
+        let data = self.data.get();
+        let mut body = String::with_capacity(data.len() + 64);
+        body.push_str(r#"{"success":true,"data":"#);
+        body.push_str(data);
+        if let Some((name, json)) = &self.extra {
+            body.push_str(",\"");
+            body.push_str(name);
+            body.push_str("\":");
+            body.push_str(json);
+        }
+        body.push('}');
+        let mut response = (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response();
+        for (name, value) in self.headers {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+}

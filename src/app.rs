@@ -1,0 +1,188 @@
+//! Application state, the router with its layers, and serving with graceful shutdown.
+
+use std::{
+    collections::HashMap,
+    future::{Future, IntoFuture},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use axum::{
+    extract::{MatchedPath, Request},
+    http::HeaderName,
+    response::Response,
+    Router,
+};
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::{
+    catch_panic::CatchPanicLayer,
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    trace::TraceLayer,
+};
+use tracing::{field::Empty, Level, Span};
+
+use crate::{
+    config::{Limits, Settings},
+    error::{Error, Result},
+    store::Store,
+};
+
+/// How often a key's `last_used_at` is written, at most, per process.
+const TOUCH_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Shared by every request: the store and the settings.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub settings: Arc<Settings>,
+    public_base: Arc<str>,
+    ready: Arc<AtomicBool>,
+    touched: Arc<Mutex<HashMap<String, Instant>>>,
+}
+
+impl AppState {
+    /// Opens (and migrates) the configured store.
+    pub async fn connect(settings: Settings) -> Result<Self> {
+        let store = Store::open(&settings.store_url(), settings.max_connections).await?;
+        Ok(Self::new(store, settings))
+    }
+
+    pub fn new(store: Store, settings: Settings) -> Self {
+        AppState {
+            store,
+            public_base: settings.public_base().into(),
+            settings: Arc::new(settings),
+            ready: Arc::new(AtomicBool::new(true)),
+            touched: Arc::default(),
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.settings.limits
+    }
+
+    /// Base of share links, without a trailing slash.
+    pub fn public_base(&self) -> &str {
+        &self.public_base
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// Records that a key was used, writing it to the store at most once a minute.
+    pub(crate) fn note_key_used(&self, key_id: &str) {
+        let now = Instant::now();
+        {
+            let Ok(mut touched) = self.touched.lock() else {
+                return;
+            };
+            match touched.get(key_id) {
+                Some(last) if now.duration_since(*last) < TOUCH_INTERVAL => return,
+                _ => touched.insert(key_id.to_owned(), now),
+            };
+        }
+        let store = self.store.clone();
+        let key_id = key_id.to_owned();
+        tokio::spawn(async move {
+            if let Err(e) = store.touch_key(&key_id, crate::clock::now_ms()).await {
+                tracing::debug!(error = %e, "could not record key use");
+            }
+        });
+    }
+}
+
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The whole HTTP surface with its layers.
+pub fn router(state: AppState) -> Router {
+    let trace = TraceLayer::new_for_http()
+        .make_span_with(|req: &Request| {
+            let route = req
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or("unmatched", |p| p.as_str());
+            let request_id = req
+                .headers()
+                .get(&REQUEST_ID)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            if route.ends_with("healthz") || route.ends_with("readyz") {
+                tracing::span!(Level::DEBUG, "request", method = %req.method(), route, request_id, key_id = Empty)
+            } else {
+                tracing::info_span!("request", method = %req.method(), route, request_id, key_id = Empty)
+            }
+        })
+        .on_request(())
+        .on_response(|res: &Response<_>, latency: Duration, _span: &Span| {
+            tracing::info!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
+        });
+    crate::api::router(state).layer(
+        ServiceBuilder::new()
+            .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
+            .layer(trace)
+            .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+            .layer(CatchPanicLayer::custom(|_| {
+                axum::response::IntoResponse::into_response(Error::Internal(
+                    "handler panicked".into(),
+                ))
+            })),
+    )
+}
+
+/// Serves `state` on `listener` until `shutdown` resolves, then lets in-flight requests
+/// finish (bounded by `shutdown_grace_secs`) and closes the store.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let grace = Duration::from_secs(state.settings.shutdown_grace_secs);
+    let ready = state.ready.clone();
+    let store = state.store.clone();
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let app = router(state);
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        ready.store(false, Ordering::Relaxed);
+        tracing::info!("shutting down: finishing in-flight requests");
+        let _ = stopping_tx.send(());
+    });
+    let server = server.into_future();
+    tokio::pin!(server);
+    let result = tokio::select! {
+        result = &mut server => result,
+        _ = async {
+            let _ = stopping_rx.await;
+            tokio::time::sleep(grace).await;
+        } => {
+            tracing::warn!("grace period over; dropping remaining requests");
+            Ok(())
+        }
+    };
+    store.close().await;
+    result
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

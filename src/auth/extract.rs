@@ -1,0 +1,90 @@
+//! The [`Auth`] extractor: authenticates the bearer credential and checks one scope, so a
+//! handler's signature says which scope it needs.
+
+use std::marker::PhantomData;
+
+use axum::{extract::FromRequestParts, http::request::Parts};
+
+use super::{ApiKeySecret, Principal, Scope, Scopes, Tier};
+use crate::{app::AppState, Error};
+
+/// A marker naming the scope a route requires.
+pub trait RequiredScope {
+    const SCOPE: Scope;
+}
+
+macro_rules! required_scope {
+    ($($name:ident => $scope:ident),* $(,)?) => {$(
+        #[doc = concat!("Requires `", stringify!($scope), "`.")]
+        pub struct $name;
+        impl RequiredScope for $name {
+            const SCOPE: Scope = Scope::$scope;
+        }
+    )*};
+}
+
+required_scope! {
+    PinsRead => PinsRead,
+    PinsWrite => PinsWrite,
+}
+
+/// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED` or 403
+/// `SCOPE_REQUIRED`, in the error envelope.
+pub struct Auth<S> {
+    pub principal: Principal,
+    scope: PhantomData<S>,
+}
+
+impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let principal = match parts.extensions.get::<Principal>() {
+            Some(p) => p.clone(),
+            None => {
+                let p = authenticate(parts, state).await?;
+                parts.extensions.insert(p.clone());
+                p
+            }
+        };
+        if !principal.scopes.allows(S::SCOPE) {
+            return Err(Error::ScopeRequired(S::SCOPE.as_str()));
+        }
+        Ok(Auth {
+            principal,
+            scope: PhantomData,
+        })
+    }
+}
+
+async fn authenticate(parts: &Parts, state: &AppState) -> Result<Principal, Error> {
+    let presented = parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
+        .and_then(ApiKeySecret::from_presented)
+        .ok_or(Error::Unauthorized)?;
+    let row = state
+        .store
+        .find_key(presented.lookup())
+        .await?
+        .ok_or(Error::Unauthorized)?;
+    if row.revoked_at.is_some() || !presented.hash().matches(&row.secret_hash) {
+        return Err(Error::Unauthorized);
+    }
+    let scopes = Scopes::parse_list(&row.scopes)
+        .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
+    let tier = Tier::parse(&row.tier).unwrap_or(state.settings.default_tier);
+    tracing::Span::current().record("key_id", row.id.as_str());
+    state.note_key_used(&row.id);
+    Ok(Principal {
+        workspace_id: row.workspace_id,
+        key_id: row.id,
+        scopes,
+        tier,
+    })
+}

@@ -1,0 +1,209 @@
+//! The command line: `serve` (the default), `migrate`, `keys create|list|revoke`, `config`.
+//! Every command reads the same settings as `serve`.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::{fmt, EnvFilter};
+
+use crate::{
+    app::{self, AppState},
+    auth::{self, NewKey, Scopes, Tier},
+    config::{LogFormat, Settings},
+    store::Store,
+};
+
+#[derive(Parser)]
+#[command(
+    name = "corkboard",
+    version,
+    about = "Typed pins pushed onto live dashboards"
+)]
+struct Cli {
+    /// Settings file layered over the defaults (also CORKBOARD_CONFIG).
+    #[arg(long, global = true, env = "CORKBOARD_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP server (the default command).
+    Serve,
+    /// Apply the store's migrations and exit.
+    Migrate,
+    /// Manage API keys.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Print the effective configuration, secrets redacted.
+    Config,
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Create a key and print it (alone) on stdout; it is never shown again.
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Comma-separated scopes, e.g. pins:read,pins:write or *.
+        #[arg(long)]
+        scopes: String,
+        /// starter, professional or team (default: the configured default tier).
+        #[arg(long)]
+        tier: Option<String>,
+        /// Workspace name ([a-z0-9-]{1,64}), created when new.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+    },
+    /// List keys (never their secrets).
+    List,
+    /// Revoke a key by id; it stops working at once on every replica.
+    Revoke { id: String },
+}
+
+/// Runs the command line and returns the process exit code.
+pub async fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let settings = match Settings::load(cli.config.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing(settings.log_format);
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(settings).await,
+        Command::Migrate => Store::open(&settings.store_url(), 1)
+            .await
+            .map(|s| {
+                eprintln!("migrations applied ({})", s.backend_name());
+            })
+            .map_err(|e| e.to_string()),
+        Command::Keys { command } => keys(settings, command).await,
+        Command::Config => {
+            println!("{}", settings.redacted_json());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
+    };
+}
+
+async fn serve(settings: Settings) -> Result<(), String> {
+    let listen = settings.listen;
+    let state = AppState::connect(settings)
+        .await
+        .map_err(|e| e.to_string())?;
+    bootstrap(&state).await.map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+    tracing::info!(%listen, store = state.store.backend_name(), "corkboard listening");
+    app::serve(listener, state, app::shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// On the very first start of a store: the default workspace and one `*` key, printed once.
+async fn bootstrap(state: &AppState) -> crate::Result<()> {
+    if !state.store.claim_bootstrap().await? {
+        return Ok(());
+    }
+    let key = auth::create_key(
+        &state.store,
+        NewKey {
+            workspace: "default".into(),
+            name: "first key".into(),
+            scopes: Scopes::parse_list("*").unwrap_or_default(),
+            tier: state.settings.default_tier,
+        },
+    )
+    .await?;
+    println!("Created the first API key (scopes: *). It is shown only this once; keep it safe:\n");
+    println!("    {}\n", key.secret.expose());
+    println!(
+        "Use it as: curl -H 'Authorization: Bearer {}' {}/v1/pins",
+        key.secret.expose(),
+        state.public_base()
+    );
+    Ok(())
+}
+
+async fn keys(settings: Settings, command: KeysCommand) -> Result<(), String> {
+    let store = Store::open(&settings.store_url(), 1)
+        .await
+        .map_err(|e| e.to_string())?;
+    let result = match command {
+        KeysCommand::Create {
+            name,
+            scopes,
+            tier,
+            workspace,
+        } => {
+            let scopes =
+                Scopes::parse_list(&scopes).map_err(|bad| format!("unknown scope `{bad}`"))?;
+            let tier = match tier {
+                Some(t) => Tier::parse(&t)
+                    .ok_or_else(|| format!("unknown tier `{t}` (starter, professional, team)"))?,
+                None => settings.default_tier,
+            };
+            auth::create_key(
+                &store,
+                NewKey {
+                    workspace,
+                    name,
+                    scopes,
+                    tier,
+                },
+            )
+            .await
+            .map(|key| println!("{}", key.secret.expose()))
+            .map_err(|e| e.to_string())
+        }
+        KeysCommand::List => auth::list_keys(&store)
+            .await
+            .map_err(|e| e.to_string())
+            .map(|keys| {
+                println!(
+                    "{:<26} {:<20} {:<16} {:<13} {:<8} scopes",
+                    "id", "name", "workspace", "tier", "status"
+                );
+                for (key, workspace) in keys {
+                    let status = if key.revoked_at.is_some() {
+                        "revoked"
+                    } else {
+                        "active"
+                    };
+                    println!(
+                        "{:<26} {:<20} {:<16} {:<13} {:<8} {}",
+                        key.id, key.name, workspace, key.tier, status, key.scopes
+                    );
+                }
+            }),
+        KeysCommand::Revoke { id } => auth::revoke_key(&store, &id)
+            .await
+            .map(|()| eprintln!("revoked {id}"))
+            .map_err(|e| e.to_string()),
+    };
+    store.close().await;
+    result
+}

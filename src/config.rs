@@ -1,0 +1,158 @@
+//! Typed settings, layered: the embedded `config/default.toml`, an optional file, then
+//! `CORKBOARD_*` environment variables (`__` for nesting) and `DATABASE_URL`.
+
+use std::{fmt, net::SocketAddr, path::PathBuf};
+
+use figment::{
+    providers::{Env, Format, Toml},
+    Figment,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::Tier;
+
+const DEFAULTS: &str = include_str!("../config/default.toml");
+
+/// The whole effective configuration of one process.
+#[derive(Clone, Deserialize, Serialize)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    /// Empty selects SQLite under `data_dir`.
+    pub database_url: String,
+    /// Base of every `shareable_url`; empty derives it from `listen`.
+    pub public_url: String,
+    pub default_tier: Tier,
+    pub log_format: LogFormat,
+    pub shutdown_grace_secs: u64,
+    pub max_connections: u32,
+    pub limits: Limits,
+}
+
+/// Input limits, enforced before any deep work is done on a request.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct Limits {
+    pub body_bytes: usize,
+    pub pin_config_bytes: usize,
+    pub json_depth: usize,
+    pub title_chars: usize,
+    pub tags: usize,
+    pub tag_chars: usize,
+    pub batch_items: usize,
+    pub version_retention: u32,
+    pub idempotency_ttl_secs: u64,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// A configuration that can't be used; the message says which key and why.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {0}")]
+pub struct ConfigError(String);
+
+impl Settings {
+    /// Defaults, then `file` (if any), then the environment.
+    pub fn load(file: Option<&std::path::Path>) -> Result<Self, ConfigError> {
+        let mut figment = Figment::from(Toml::string(DEFAULTS));
+        if let Some(file) = file {
+            if !file.exists() {
+                return Err(ConfigError(format!("file {} not found", file.display())));
+            }
+            figment = figment.merge(Toml::file(file));
+        }
+        let figment = figment
+            .merge(Env::raw().only(&["DATABASE_URL"]))
+            .merge(Env::prefixed("CORKBOARD_").ignore(&["CONFIG"]).split("__"));
+        Self::from_figment(figment)
+    }
+
+    /// The built-in defaults alone, with `overrides` (TOML text) on top: for tests and tools.
+    pub fn with_overrides(overrides: &str) -> Result<Self, ConfigError> {
+        Self::from_figment(Figment::from(Toml::string(DEFAULTS)).merge(Toml::string(overrides)))
+    }
+
+    fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
+        let settings: Settings = figment.extract().map_err(|e| ConfigError(e.to_string()))?;
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let url = self.database_url.as_str();
+        if !(url.is_empty()
+            || url.starts_with("sqlite:")
+            || url.starts_with("postgres://")
+            || url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError(
+                "database_url must be empty, sqlite:... or postgres://...".into(),
+            ));
+        }
+        if self.limits.batch_items == 0 || self.limits.json_depth == 0 || self.max_connections == 0
+        {
+            return Err(ConfigError(
+                "limits.batch_items, limits.json_depth and max_connections must be at least 1"
+                    .into(),
+            ));
+        }
+        if !self.public_url.is_empty() && url::Url::parse(&self.public_url).is_err() {
+            return Err(ConfigError("public_url must be an absolute URL".into()));
+        }
+        Ok(())
+    }
+
+    /// The store URL in force: `database_url`, or the SQLite file under `data_dir`.
+    pub fn store_url(&self) -> String {
+        if self.database_url.is_empty() {
+            format!("sqlite://{}", self.data_dir.join("corkboard.db").display())
+        } else {
+            self.database_url.clone()
+        }
+    }
+
+    /// Base of share links, without a trailing slash.
+    pub fn public_base(&self) -> String {
+        if self.public_url.is_empty() {
+            format!("http://{}", self.listen)
+        } else {
+            self.public_url.trim_end_matches('/').to_owned()
+        }
+    }
+
+    /// The effective configuration as JSON with secrets redacted, for `corkboard config`.
+    pub fn redacted_json(&self) -> String {
+        let mut shown = self.clone();
+        shown.database_url = redact_url(&shown.database_url);
+        serde_json::to_string_pretty(&shown).unwrap_or_default()
+    }
+}
+
+/// Hides the password of a database URL.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("REDACTED"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("listen", &self.listen)
+            .field("data_dir", &self.data_dir)
+            .field("database_url", &redact_url(&self.database_url))
+            .field("public_url", &self.public_url)
+            .field("default_tier", &self.default_tier)
+            .field("log_format", &self.log_format)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,210 @@
+//! The one error type of the crate and its HTTP envelope
+//! `{"success": false, "error": {"code", "message", "details"?}}`.
+
+use axum::{
+    http::{header, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    Json,
+};
+use serde_json::{json, Value};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every way a request can fail, each with a stable code.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{message}")]
+    Validation {
+        message: String,
+        field: String,
+        expected: String,
+        index: Option<usize>,
+    },
+    #[error("{message}")]
+    PinConfigInvalid {
+        message: String,
+        field: String,
+        expected: String,
+        index: Option<usize>,
+    },
+    #[error("missing or invalid credential")]
+    Unauthorized,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("this operation requires the scope `{0}`")]
+    ScopeRequired(&'static str),
+    #[error("{what} not found")]
+    NotFound {
+        what: &'static str,
+        index: Option<usize>,
+    },
+    #[error("method not allowed on this path")]
+    MethodNotAllowed,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the resource changed since it was read (If-Match does not match version {current})")]
+    PreconditionFailed { current: i64 },
+    #[error("request body is larger than {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("request body must be JSON (Content-Type: application/json)")]
+    UnsupportedMediaType,
+    #[error("the store is unavailable; retry shortly")]
+    Unavailable,
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl Error {
+    /// A `VALIDATION_FAILED` for `field`.
+    pub fn validation(field: impl Into<String>, expected: impl Into<String>) -> Self {
+        let field = field.into();
+        let expected = expected.into();
+        Error::Validation {
+            message: format!("invalid `{field}`: expected {expected}"),
+            field,
+            expected,
+            index: None,
+        }
+    }
+
+    /// Marks the error as belonging to item `index` of a batch.
+    pub fn at_index(self, i: usize) -> Self {
+        match self {
+            Error::Validation {
+                message,
+                field,
+                expected,
+                ..
+            } => Error::Validation {
+                message: format!("item {i}: {message}"),
+                field,
+                expected,
+                index: Some(i),
+            },
+            Error::PinConfigInvalid {
+                message,
+                field,
+                expected,
+                ..
+            } => Error::PinConfigInvalid {
+                message: format!("item {i}: {message}"),
+                field,
+                expected,
+                index: Some(i),
+            },
+            Error::NotFound { what, .. } => Error::NotFound {
+                what,
+                index: Some(i),
+            },
+            other => other,
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Error::Validation { .. } | Error::PinConfigInvalid { .. } => StatusCode::BAD_REQUEST,
+            Error::Unauthorized => StatusCode::UNAUTHORIZED,
+            Error::Forbidden(_) | Error::ScopeRequired(_) => StatusCode::FORBIDDEN,
+            Error::NotFound { .. } => StatusCode::NOT_FOUND,
+            Error::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
+            Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Validation { .. } => "VALIDATION_FAILED",
+            Error::PinConfigInvalid { .. } => "PIN_CONFIG_INVALID",
+            Error::Unauthorized => "UNAUTHORIZED",
+            Error::Forbidden(_) => "FORBIDDEN",
+            Error::ScopeRequired(_) => "SCOPE_REQUIRED",
+            Error::NotFound { .. } => "NOT_FOUND",
+            Error::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Error::Conflict(_) => "CONFLICT",
+            Error::PreconditionFailed { .. } => "PRECONDITION_FAILED",
+            Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Error::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Error::Unavailable => "SERVICE_UNAVAILABLE",
+            Error::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+
+    fn details(&self) -> Option<Value> {
+        match self {
+            Error::Validation {
+                field,
+                expected,
+                index,
+                ..
+            }
+            | Error::PinConfigInvalid {
+                field,
+                expected,
+                index,
+                ..
+            } => {
+                let mut d = json!({ "field": field, "expected": expected });
+                if let Some(i) = index {
+                    d["index"] = json!(i);
+                }
+                Some(d)
+            }
+            Error::ScopeRequired(scope) => Some(json!({ "required_scope": scope })),
+            Error::NotFound { index: Some(i), .. } => Some(json!({ "index": i })),
+            Error::PreconditionFailed { current } => Some(json!({ "current_version": current })),
+            Error::PayloadTooLarge { limit } => Some(json!({ "limit_bytes": limit })),
+            _ => None,
+        }
+    }
+
+    /// The envelope body of this error.
+    pub fn body(&self) -> Value {
+        let mut error = json!({ "code": self.code(), "message": self.to_string() });
+        if let Some(details) = self.details() {
+            error["details"] = details;
+        }
+        json!({ "success": false, "error": error })
+    }
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        match e {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                tracing::warn!(error = %e, "store unavailable");
+                Error::Unavailable
+            }
+            sqlx::Error::Database(db) if is_busy(db.code().as_deref()) => {
+                tracing::warn!(error = %db, "store busy");
+                Error::Unavailable
+            }
+            other => Error::Internal(other.to_string()),
+        }
+    }
+}
+
+/// SQLite's BUSY/LOCKED and PostgreSQL's connection-class and shutdown codes.
+fn is_busy(code: Option<&str>) -> bool {
+    matches!(code, Some("5" | "6" | "517" | "57P01" | "57P03"))
+        || code.is_some_and(|c| c.starts_with("08"))
+}
+
+impl IntoResponse for Error {
+    fn into_response(self) -> Response {
+        if let Error::Internal(cause) = &self {
+            tracing::error!(%cause, "request failed");
+        }
+        let mut response = (self.status(), Json(self.body())).into_response();
+        if matches!(self, Error::Unavailable) {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}

@@ -1,0 +1,19 @@
+//! Corkboard: automations, webhooks and agents push typed pins onto pinboards that people
+//! watch change. `main` parses the command line; everything else lives here so tests build
+//! the very same router (see [`app::serve`]).
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod pin_types;
+pub mod pins;
+pub mod store;
+
+pub use app::{router, serve, AppState};
+pub use config::Settings;
+pub use error::{Error, Result};

@@ -1,0 +1,521 @@
+//! Pins: the request bodies, their parsing into checked domain values, and the record shape
+//! every read returns. [`ops`] holds the operations HTTP (and later MCP and pages) call.
+
+pub mod ops;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{value::RawValue, Value};
+
+use crate::{
+    clock,
+    config::Limits,
+    error::{Error, Result},
+    pin_types::{self, PinType},
+    store::Pin,
+};
+
+/// How long an `Idempotency-Key` replays its first answer.
+pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
+fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// `POST /pins` body: shape A (`pin_type`, `pin_config`, `metadata`) or shape B
+/// (`data_type`, `pin_type`, `pin_layout`, `content`, `metadata`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBody {
+    pub pin_type: String,
+    #[serde(default)]
+    pub pin_config: Option<Value>,
+    #[serde(default)]
+    pub content: Option<Value>,
+    #[serde(default)]
+    pub data_type: Option<String>,
+    #[serde(default)]
+    pub pin_layout: Option<String>,
+    #[serde(default)]
+    pub is_public: Option<bool>,
+    #[serde(default)]
+    pub metadata: Option<MetadataBody>,
+}
+
+/// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBody {
+    #[serde(default)]
+    pub pin_type: Option<String>,
+    #[serde(default)]
+    pub pin_config: Option<Value>,
+    #[serde(default)]
+    pub content: Option<Value>,
+    #[serde(default)]
+    pub pin_layout: Option<String>,
+    #[serde(default)]
+    pub is_public: Option<bool>,
+    #[serde(default)]
+    pub metadata: Option<MetadataBody>,
+}
+
+/// `metadata` of a create or update. `title: null` clears the title, `provenance: null`
+/// clears provenance.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetadataBody {
+    #[serde(default, deserialize_with = "nullable")]
+    pub title: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tags: Option<Option<Vec<String>>>,
+    #[serde(default)]
+    pub is_public: Option<bool>,
+    #[serde(default)]
+    pub pin_config: Option<Value>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub provenance: Option<Option<Provenance>>,
+}
+
+/// Run/source audit data attached to a pin.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_pin_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<Vec<Source>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
+impl Provenance {
+    /// Checks the rules serde can't, returning the stored JSON text.
+    fn into_json(self, field: &str) -> Result<String> {
+        let texts = [
+            ("run_id", &self.run_id),
+            ("updated_by", &self.updated_by),
+            ("trace_pin_id", &self.trace_pin_id),
+        ];
+        for (name, text) in texts {
+            if text.as_ref().is_some_and(|t| t.chars().count() > 200) {
+                return Err(Error::validation(
+                    format!("{field}.{name}"),
+                    "at most 200 characters",
+                ));
+            }
+        }
+        if self
+            .trace_pin_id
+            .as_ref()
+            .is_some_and(|t| !t.starts_with("p-"))
+        {
+            return Err(Error::validation(
+                format!("{field}.trace_pin_id"),
+                "a pin id (p-...)",
+            ));
+        }
+        let sources = self.sources.as_deref().unwrap_or_default();
+        if sources.len() > 50 {
+            return Err(Error::validation(
+                format!("{field}.sources"),
+                "at most 50 sources",
+            ));
+        }
+        for (i, source) in sources.iter().enumerate() {
+            if source.kind.is_empty() || source.kind.len() > 64 {
+                return Err(Error::validation(
+                    format!("{field}.sources[{i}].type"),
+                    "1 to 64 characters",
+                ));
+            }
+            if source.reference.chars().count() > 2000 {
+                return Err(Error::validation(
+                    format!("{field}.sources[{i}].ref"),
+                    "at most 2000 characters",
+                ));
+            }
+            if source.kind == "url" && !is_web_url(&source.reference) {
+                return Err(Error::validation(
+                    format!("{field}.sources[{i}].ref"),
+                    "an absolute http or https URL",
+                ));
+            }
+        }
+        serde_json::to_string(&self).map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
+fn is_web_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// Parses `value` into a request type, turning serde's complaint into `VALIDATION_FAILED`
+/// at `prefix.path`.
+pub fn parse_body<T: serde::de::DeserializeOwned>(value: &Value, prefix: &str) -> Result<T> {
+    pin_types::parse(value).map_err(|e| Error::validation(e.field(prefix), e.expected))
+}
+
+fn parse_pin_type(name: &str, field: &str) -> Result<PinType> {
+    PinType::parse(name)
+        .ok_or_else(|| Error::validation(field, format!("one of {}", PinType::expected_list())))
+}
+
+fn check_layout(layout: &str, field: &str) -> Result<()> {
+    let ok = layout.split_once('x').is_some_and(|(w, h)| {
+        [w, h]
+            .iter()
+            .all(|n| n.len() == 1 && matches!(n.as_bytes()[0], b'1'..=b'4'))
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::validation(
+            field,
+            "WxH with W and H from 1 to 4, e.g. 1x1",
+        ))
+    }
+}
+
+/// Validates `config` for `pin_type` and returns its stored JSON text.
+fn check_config(pin_type: PinType, config: &Value, field: &str, limits: &Limits) -> Result<String> {
+    let text = serde_json::to_string(config).map_err(|e| Error::Internal(e.to_string()))?;
+    if text.len() > limits.pin_config_bytes {
+        return Err(Error::validation(
+            field,
+            format!("at most {} bytes of JSON", limits.pin_config_bytes),
+        ));
+    }
+    pin_types::validate(pin_type, config).map_err(|e| {
+        let field = e.field(field);
+        Error::PinConfigInvalid {
+            message: format!(
+                "invalid {} configuration at `{field}`: expected {}",
+                pin_type.as_str(),
+                e.expected
+            ),
+            field,
+            expected: e.expected,
+            index: None,
+        }
+    })?;
+    Ok(text)
+}
+
+/// The one configuration a body carries, from any of the places it may be sent.
+/// Two different configurations in one body are refused.
+fn one_config<'a>(
+    prefix: &str,
+    places: [(&'static str, Option<&'a Value>); 3],
+) -> Result<Option<(String, &'a Value)>> {
+    let mut found: Option<(&'static str, &'a Value)> = None;
+    for (name, value) in places {
+        let Some(value) = value else { continue };
+        match found {
+            Some((first, seen)) if seen != value => {
+                return Err(Error::validation(
+                    format!("{prefix}{name}"),
+                    format!("the same configuration as `{prefix}{first}`, or only one of them"),
+                ));
+            }
+            Some(_) => {}
+            None => found = Some((name, value)),
+        }
+    }
+    Ok(found.map(|(name, value)| (format!("{prefix}{name}"), value)))
+}
+
+fn check_title(title: &str, field: &str, limits: &Limits) -> Result<()> {
+    if title.chars().count() > limits.title_chars {
+        return Err(Error::validation(
+            field,
+            format!("at most {} characters", limits.title_chars),
+        ));
+    }
+    Ok(())
+}
+
+fn check_tags(tags: &[String], field: &str, limits: &Limits) -> Result<()> {
+    if tags.len() > limits.tags {
+        return Err(Error::validation(
+            field,
+            format!("at most {} tags", limits.tags),
+        ));
+    }
+    for (i, tag) in tags.iter().enumerate() {
+        if tag.is_empty() || tag.chars().count() > limits.tag_chars {
+            return Err(Error::validation(
+                format!("{field}[{i}]"),
+                format!("1 to {} characters", limits.tag_chars),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn agree(a: Option<bool>, b: Option<bool>, prefix: &str) -> Result<Option<bool>> {
+    match (a, b) {
+        (Some(x), Some(y)) if x != y => Err(Error::validation(
+            format!("{prefix}metadata.is_public"),
+            format!("the same value as `{prefix}is_public`, or only one of them"),
+        )),
+        (x, y) => Ok(x.or(y)),
+    }
+}
+
+impl CreateBody {
+    /// Checks everything and builds the pin to store. `prefix` locates the body in the
+    /// request (`""`, or `pins[3].` in a batch).
+    pub fn into_pin(self, prefix: &str, limits: &Limits, now: i64) -> Result<Pin> {
+        let pin_type = parse_pin_type(&self.pin_type, &format!("{prefix}pin_type"))?;
+        if let Some(data_type) = &self.data_type {
+            if data_type != "pin-card" {
+                return Err(Error::validation(format!("{prefix}data_type"), "pin-card"));
+            }
+        }
+        let metadata = self.metadata.unwrap_or_default();
+        let (field, config) = one_config(
+            prefix,
+            [
+                ("pin_config", self.pin_config.as_ref()),
+                ("content", self.content.as_ref()),
+                ("metadata.pin_config", metadata.pin_config.as_ref()),
+            ],
+        )?
+        .ok_or_else(|| {
+            Error::validation(
+                format!("{prefix}pin_config"),
+                "a configuration object (required, as pin_config or content)",
+            )
+        })?;
+        let pin_config = check_config(pin_type, config, &field, limits)?;
+        let pin_layout = self.pin_layout.unwrap_or_else(|| "1x1".to_owned());
+        check_layout(&pin_layout, &format!("{prefix}pin_layout"))?;
+        let title = metadata.title.flatten();
+        if let Some(title) = &title {
+            check_title(title, &format!("{prefix}metadata.title"), limits)?;
+        }
+        let tags = metadata.tags.flatten().unwrap_or_default();
+        check_tags(&tags, &format!("{prefix}metadata.tags"), limits)?;
+        let is_public = agree(self.is_public, metadata.is_public, prefix)?.unwrap_or(false);
+        let provenance = metadata
+            .provenance
+            .flatten()
+            .map(|p| p.into_json(&format!("{prefix}metadata.provenance")))
+            .transpose()?;
+        Ok(Pin {
+            id: crate::ids::new_id("p-"),
+            pin_type: pin_type.as_str().to_owned(),
+            pin_config,
+            pin_layout,
+            is_public,
+            title,
+            tags,
+            provenance,
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+}
+
+/// A checked update, ready to apply to the current pin inside the write transaction.
+#[derive(Debug, Default)]
+pub struct PinChange {
+    pin_type: Option<PinType>,
+    /// The new configuration and the request field it came from.
+    config: Option<(String, Value)>,
+    pin_layout: Option<String>,
+    is_public: Option<bool>,
+    title: Option<Option<String>>,
+    tags: Option<Vec<String>>,
+    provenance: Option<Option<String>>,
+}
+
+impl UpdateBody {
+    /// Checks everything that doesn't depend on the stored pin. An update that changes
+    /// nothing is refused.
+    pub fn into_change(self, prefix: &str, limits: &Limits) -> Result<PinChange> {
+        let pin_type = self
+            .pin_type
+            .as_deref()
+            .map(|name| parse_pin_type(name, &format!("{prefix}pin_type")))
+            .transpose()?;
+        let metadata = self.metadata.unwrap_or_default();
+        let config = one_config(
+            prefix,
+            [
+                ("pin_config", self.pin_config.as_ref()),
+                ("content", self.content.as_ref()),
+                ("metadata.pin_config", metadata.pin_config.as_ref()),
+            ],
+        )?
+        .map(|(field, value)| (field, value.clone()));
+        if let Some(layout) = &self.pin_layout {
+            check_layout(layout, &format!("{prefix}pin_layout"))?;
+        }
+        if let Some(Some(title)) = &metadata.title {
+            check_title(title, &format!("{prefix}metadata.title"), limits)?;
+        }
+        let tags = metadata.tags.map(Option::unwrap_or_default);
+        if let Some(tags) = &tags {
+            check_tags(tags, &format!("{prefix}metadata.tags"), limits)?;
+        }
+        let provenance = metadata
+            .provenance
+            .map(|p| {
+                p.map(|p| p.into_json(&format!("{prefix}metadata.provenance")))
+                    .transpose()
+            })
+            .transpose()?;
+        let change = PinChange {
+            pin_type,
+            config,
+            pin_layout: self.pin_layout,
+            is_public: agree(self.is_public, metadata.is_public, prefix)?,
+            title: metadata.title,
+            tags,
+            provenance,
+        };
+        if change.is_empty() {
+            return Err(Error::validation(
+                prefix.trim_end_matches('.').to_owned(),
+                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public or metadata)",
+            ));
+        }
+        Ok(change)
+    }
+}
+
+impl PinChange {
+    fn is_empty(&self) -> bool {
+        self.pin_type.is_none()
+            && self.config.is_none()
+            && self.pin_layout.is_none()
+            && self.is_public.is_none()
+            && self.title.is_none()
+            && self.tags.is_none()
+            && self.provenance.is_none()
+    }
+
+    /// The pin after this change: the next version, with the configuration valid for its
+    /// (possibly new) type.
+    pub fn apply(&self, mut pin: Pin, prefix: &str, limits: &Limits, now: i64) -> Result<Pin> {
+        let pin_type = match self.pin_type {
+            Some(t) => t,
+            None => parse_pin_type(&pin.pin_type, &format!("{prefix}pin_type"))?,
+        };
+        match &self.config {
+            Some((field, value)) => pin.pin_config = check_config(pin_type, value, field, limits)?,
+            None if self.pin_type.is_some() => {
+                let current: Value = serde_json::from_str(&pin.pin_config)
+                    .map_err(|e| Error::Internal(format!("stored configuration: {e}")))?;
+                check_config(pin_type, &current, &format!("{prefix}pin_config"), limits)?;
+            }
+            None => {}
+        }
+        pin.pin_type = pin_type.as_str().to_owned();
+        if let Some(layout) = &self.pin_layout {
+            pin.pin_layout = layout.clone();
+        }
+        if let Some(is_public) = self.is_public {
+            pin.is_public = is_public;
+        }
+        if let Some(title) = &self.title {
+            pin.title = title.clone();
+        }
+        if let Some(tags) = &self.tags {
+            pin.tags = tags.clone();
+        }
+        if let Some(provenance) = &self.provenance {
+            pin.provenance = provenance.clone();
+        }
+        pin.version += 1;
+        pin.updated_at = now.max(pin.updated_at);
+        Ok(pin)
+    }
+}
+
+/// The pin record of reads, lists and batch gets (CONTRACT.md 2).
+#[derive(Serialize)]
+pub struct PinRecord<'a> {
+    pub id: &'a str,
+    pub pin_type: &'a str,
+    pub pin_config: &'a RawValue,
+    pub pin_layout: &'a str,
+    pub is_public: bool,
+    pub metadata: RecordMetadata<'a>,
+    pub version: i64,
+    pub shareable_url: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Serialize)]
+pub struct RecordMetadata<'a> {
+    pub title: Option<&'a str>,
+    pub tags: &'a [String],
+    pub provenance: Option<&'a RawValue>,
+}
+
+/// Stored JSON text as a raw value for output; the store only holds text we serialised.
+fn raw(text: &str) -> Result<&RawValue> {
+    serde_json::from_str(text).map_err(|e| Error::Internal(format!("stored JSON: {e}")))
+}
+
+/// Where a pin's share page lives (served by the share pages).
+pub fn shareable_url(base: &str, id: &str) -> String {
+    format!("{base}/share/{id}")
+}
+
+impl<'a> PinRecord<'a> {
+    pub fn new(pin: &'a Pin, public_base: &str) -> Result<Self> {
+        Ok(PinRecord {
+            id: &pin.id,
+            pin_type: &pin.pin_type,
+            pin_config: raw(&pin.pin_config)?,
+            pin_layout: &pin.pin_layout,
+            is_public: pin.is_public,
+            metadata: RecordMetadata {
+                title: pin.title.as_deref(),
+                tags: &pin.tags,
+                provenance: pin.provenance.as_deref().map(raw).transpose()?,
+            },
+            version: pin.version,
+            shareable_url: shareable_url(public_base, &pin.id),
+            created_at: clock::iso(pin.created_at),
+            updated_at: clock::iso(pin.updated_at),
+        })
+    }
+}
+
+/// Create response data: `pin_id` plus the whole record.
+#[derive(Serialize)]
+pub struct CreatedPin<'a> {
+    pub pin_id: &'a str,
+    #[serde(flatten)]
+    pub record: PinRecord<'a>,
+}
+
+/// Update response data: `updated_at` in epoch milliseconds (SPEC.md 2.3).
+#[derive(Serialize)]
+pub struct UpdatedPin {
+    pub id: String,
+    pub updated_at: i64,
+    pub version: i64,
+}

@@ -1,0 +1,402 @@
+//! The production store: PostgreSQL, shared by any number of replicas. A create is one
+//! statement (pins inserted from arrays, the idempotency claim in the same statement);
+//! updates and deletes lock their rows in id order, so concurrent batches can't deadlock.
+
+use std::{collections::HashMap, str::FromStr, time::Duration};
+
+use sqlx::{
+    postgres::{PgConnectOptions, PgPoolOptions, PgRow},
+    PgPool, Row,
+};
+
+use super::*;
+
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+}
+
+fn pin_from_row(row: &PgRow) -> Result<Pin> {
+    Ok(Pin {
+        id: row.try_get("id")?,
+        pin_type: row.try_get("pin_type")?,
+        pin_config: row.try_get("pin_config")?,
+        pin_layout: row.try_get("pin_layout")?,
+        is_public: row.try_get("is_public")?,
+        title: row.try_get("title")?,
+        tags: row.try_get("tags")?,
+        provenance: row.try_get("provenance")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn key_from_row(row: &PgRow) -> Result<KeyRow> {
+    Ok(KeyRow {
+        id: row.try_get("id")?,
+        workspace_id: row.try_get("workspace_id")?,
+        name: row.try_get("name")?,
+        lookup: row.try_get("lookup")?,
+        secret_hash: row.try_get("secret_hash")?,
+        scopes: row.try_get("scopes")?,
+        tier: row.try_get("tier")?,
+        created_at: row.try_get("created_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+/// Locks the workspace's pins named in `ids`, in id order, and returns them by id.
+async fn lock_pins(
+    tx: &mut sqlx::PgConnection,
+    ws: &str,
+    ids: &[String],
+) -> Result<HashMap<String, Pin>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE"
+    ))
+    .bind(ws)
+    .bind(ids)
+    .fetch_all(tx)
+    .await?;
+    rows.iter()
+        .map(|r| pin_from_row(r).map(|p| (p.id.clone(), p)))
+        .collect()
+}
+
+impl PgStore {
+    pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
+        let options = PgConnectOptions::from_str(url)?.application_name("corkboard");
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(|e| Error::Internal(format!("migrating: {e}")))?;
+        Ok(PgStore { pool })
+    }
+}
+
+impl Backend for PgStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn ensure_workspace(&self, name: &str) -> Result<String> {
+        sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
+            .bind(crate::ids::new_id("ws-"))
+            .bind(name)
+            .bind(crate::clock::now_ms())
+            .execute(&self.pool)
+            .await?;
+        Ok(
+            sqlx::query_scalar("SELECT id FROM workspaces WHERE name = $1")
+                .bind(name)
+                .fetch_one(&self.pool)
+                .await?,
+        )
+    }
+
+    async fn claim_bootstrap(&self) -> Result<bool> {
+        let done = sqlx::query("INSERT INTO meta (key, value) VALUES ('bootstrapped', '1') ON CONFLICT (key) DO NOTHING")
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn insert_key(&self, key: &KeyRow) -> Result<()> {
+        sqlx::query("INSERT INTO api_keys (id, workspace_id, name, lookup, secret_hash, scopes, tier, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+            .bind(&key.id)
+            .bind(&key.workspace_id)
+            .bind(&key.name)
+            .bind(&key.lookup)
+            .bind(&key.secret_hash)
+            .bind(&key.scopes)
+            .bind(&key.tier)
+            .bind(key.created_at)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {
+        let row = sqlx::query("SELECT * FROM api_keys WHERE lookup = $1")
+            .bind(lookup)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    async fn list_keys(&self) -> Result<Vec<(KeyRow, String)>> {
+        let rows = sqlx::query("SELECT k.*, w.name AS workspace_name FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id ORDER BY k.created_at DESC, k.id")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((key_from_row(r)?, r.try_get("workspace_name")?)))
+            .collect()
+    }
+
+    async fn revoke_key(&self, id: &str, at: i64) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(at)
+                .execute(&self.pool)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn touch_key(&self, id: &str, at: i64) -> Result<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(at)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_pins(
+        &self,
+        ws: &str,
+        pins: &[Pin],
+        idem: Option<&Idempotent>,
+    ) -> Result<Created> {
+        if let [pin] = pins {
+            if idem.is_none() {
+                sqlx::query(INSERT_PIN)
+                    .bind(&pin.id)
+                    .bind(ws)
+                    .bind(&pin.pin_type)
+                    .bind(&pin.pin_config)
+                    .bind(&pin.pin_layout)
+                    .bind(pin.is_public)
+                    .bind(&pin.title)
+                    .bind(&pin.tags)
+                    .bind(&pin.provenance)
+                    .bind(pin.version)
+                    .bind(pin.created_at)
+                    .bind(pin.updated_at)
+                    .execute(&self.pool)
+                    .await?;
+                return Ok(Created::Stored);
+            }
+        }
+        let column = |f: fn(&Pin) -> String| pins.iter().map(f).collect::<Vec<_>>();
+        let tags = pins
+            .iter()
+            .map(|p| serde_json::to_string(&p.tags).unwrap_or_else(|_| "[]".into()))
+            .collect::<Vec<_>>();
+        // The idempotency claim and the inserts are one statement: both happen or neither.
+        let claim = match idem {
+            Some(_) => "WITH claim AS (INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) \
+                 VALUES ($1, $13, $14, $15, $16) ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, \
+                 response = excluded.response, created_at = excluded.created_at WHERE idempotency_keys.created_at < $17 RETURNING 1) ",
+            None => "",
+        };
+        let guard = if idem.is_some() {
+            " WHERE EXISTS (SELECT 1 FROM claim)"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "{claim}INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at) \
+             SELECT u.id, $1, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title, ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), \
+             u.provenance, u.version, u.created_at, u.updated_at \
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::int8[]) \
+             AS u (id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at){guard}"
+        );
+        let (key, hash, response, at) = idem
+            .map(|i| {
+                (
+                    i.key.as_str(),
+                    i.request_hash.as_str(),
+                    i.response.as_str(),
+                    i.created_at,
+                )
+            })
+            .unwrap_or_default();
+        let done = sqlx::query(&sql)
+            .bind(ws)
+            .bind(column(|p| p.id.clone()))
+            .bind(column(|p| p.pin_type.clone()))
+            .bind(column(|p| p.pin_config.clone()))
+            .bind(column(|p| p.pin_layout.clone()))
+            .bind(pins.iter().map(|p| p.is_public).collect::<Vec<_>>())
+            .bind(pins.iter().map(|p| p.title.clone()).collect::<Vec<_>>())
+            .bind(tags)
+            .bind(
+                pins.iter()
+                    .map(|p| p.provenance.clone())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(pins.iter().map(|p| p.version).collect::<Vec<_>>())
+            .bind(pins.iter().map(|p| p.created_at).collect::<Vec<_>>())
+            .bind(pins.iter().map(|p| p.updated_at).collect::<Vec<_>>())
+            .bind(key)
+            .bind(hash)
+            .bind(response)
+            .bind(at)
+            .bind(at - crate::pins::IDEMPOTENCY_WINDOW_MS)
+            .execute(&self.pool)
+            .await?;
+        Ok(if done.rows_affected() == 0 {
+            Created::KeyTaken
+        } else {
+            Created::Stored
+        })
+    }
+
+    async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
+        let rows = sqlx::query(&format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id = ANY($2)"
+        ))
+        .bind(ws)
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(pin_from_row).collect()
+    }
+
+    async fn list_pins(&self, ws: &str, query: &PinQuery) -> Result<Vec<(i64, Pin)>> {
+        let mut sql = format!("SELECT seq, {PIN_COLUMNS} FROM pins WHERE workspace_id = $1");
+        if query.before_seq.is_some() {
+            sql.push_str(" AND seq < $2");
+        }
+        if query.pin_type.is_some() {
+            sql.push_str(" AND pin_type = $3");
+        }
+        if query.tag.is_some() {
+            sql.push_str(" AND tags @> ARRAY[$4::text]");
+        }
+        if query.updated_since.is_some() {
+            sql.push_str(" AND updated_at >= $5");
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT $6");
+        let rows = sqlx::query(&sql)
+            .bind(ws)
+            .bind(query.before_seq)
+            .bind(&query.pin_type)
+            .bind(&query.tag)
+            .bind(query.updated_since)
+            .bind(query.limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("seq")?, pin_from_row(r)?)))
+            .collect()
+    }
+
+    async fn update_pins(
+        &self,
+        ws: &str,
+        ids: &[String],
+        retention: u32,
+        change: &mut Change<'_>,
+    ) -> Result<Vec<Pin>> {
+        let mut tx = self.pool.begin().await?;
+        let mut current = lock_pins(&mut tx, ws, ids).await?;
+        let mut updated = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            let old = current.remove(id).ok_or_else(|| pin_missing(i))?;
+            let new = change(i, old)?;
+            sqlx::query(SAVE_VERSION).bind(id).execute(&mut *tx).await?;
+            sqlx::query(UPDATE_PIN)
+                .bind(id)
+                .bind(&new.pin_type)
+                .bind(&new.pin_config)
+                .bind(&new.pin_layout)
+                .bind(new.is_public)
+                .bind(&new.title)
+                .bind(&new.tags)
+                .bind(&new.provenance)
+                .bind(new.version)
+                .bind(new.updated_at)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(PRUNE_VERSIONS)
+                .bind(id)
+                .bind(new.version - 1 - i64::from(retention))
+                .execute(&mut *tx)
+                .await?;
+            updated.push(new);
+        }
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    async fn delete_pins(
+        &self,
+        ws: &str,
+        ids: &[String],
+        check: &mut DeleteCheck<'_>,
+    ) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
+        let current = lock_pins(&mut tx, ws, ids).await?;
+        for (i, id) in ids.iter().enumerate() {
+            check(i, current.get(id).ok_or_else(|| pin_missing(i))?)?;
+        }
+        sqlx::query("DELETE FROM pins WHERE workspace_id = $1 AND id = ANY($2)")
+            .bind(ws)
+            .bind(ids)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn list_versions(
+        &self,
+        ws: &str,
+        id: &str,
+        before_version: Option<i64>,
+        limit: i64,
+    ) -> Result<Option<Vec<Pin>>> {
+        let exists = sqlx::query("SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2")
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let rows = sqlx::query(&format!(
+            "SELECT pin_id AS {PIN_COLUMNS} FROM pin_versions WHERE pin_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3"
+        ))
+        .bind(id)
+        .bind(before_version.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(pin_from_row)
+            .collect::<Result<_>>()
+            .map(Some)
+    }
+
+    async fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>> {
+        let row = sqlx::query("SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND created_at >= $3")
+            .bind(ws)
+            .bind(key)
+            .bind(since)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            Ok(Idempotent {
+                key: r.try_get("key")?,
+                request_hash: r.try_get("request_hash")?,
+                response: r.try_get("response")?,
+                created_at: r.try_get("created_at")?,
+            })
+        })
+        .transpose()
+    }
+}

@@ -1,0 +1,380 @@
+//! The embedded default store: one SQLite file in WAL mode with full sync on commit.
+//! Writes go through a single writer connection (no `SQLITE_BUSY` between our own writers);
+//! reads use a pool of reader connections.
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    sqlite::{
+        SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+    },
+    Row, SqlitePool,
+};
+
+use super::*;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    writer: SqlitePool,
+    reader: SqlitePool,
+}
+
+fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
+    let tags: String = row.try_get("tags")?;
+    Ok(Pin {
+        id: row.try_get("id")?,
+        pin_type: row.try_get("pin_type")?,
+        pin_config: row.try_get("pin_config")?,
+        pin_layout: row.try_get("pin_layout")?,
+        is_public: row.try_get("is_public")?,
+        title: row.try_get("title")?,
+        tags: serde_json::from_str(&tags)
+            .map_err(|e| Error::Internal(format!("stored tags: {e}")))?,
+        provenance: row.try_get("provenance")?,
+        version: row.try_get("version")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn key_from_row(row: &SqliteRow) -> Result<KeyRow> {
+    Ok(KeyRow {
+        id: row.try_get("id")?,
+        workspace_id: row.try_get("workspace_id")?,
+        name: row.try_get("name")?,
+        lookup: row.try_get("lookup")?,
+        secret_hash: row.try_get("secret_hash")?,
+        scopes: row.try_get("scopes")?,
+        tier: row.try_get("tier")?,
+        created_at: row.try_get("created_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+    })
+}
+
+fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
+}
+
+impl SqliteStore {
+    pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        if let Some(dir) = options.get_filename().parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::Internal(format!("creating {}: {e}", dir.display())))?;
+            }
+        }
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&writer)
+            .await
+            .map_err(|e| Error::Internal(format!("migrating: {e}")))?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(SqliteStore { writer, reader })
+    }
+}
+
+impl Backend for SqliteStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.reader).await?;
+        Ok(())
+    }
+
+    async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+    }
+
+    async fn ensure_workspace(&self, name: &str) -> Result<String> {
+        sqlx::query("INSERT INTO workspaces (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
+            .bind(crate::ids::new_id("ws-"))
+            .bind(name)
+            .bind(crate::clock::now_ms())
+            .execute(&self.writer)
+            .await?;
+        Ok(
+            sqlx::query_scalar("SELECT id FROM workspaces WHERE name = $1")
+                .bind(name)
+                .fetch_one(&self.writer)
+                .await?,
+        )
+    }
+
+    async fn claim_bootstrap(&self) -> Result<bool> {
+        let done = sqlx::query("INSERT INTO meta (key, value) VALUES ('bootstrapped', '1') ON CONFLICT (key) DO NOTHING")
+            .execute(&self.writer)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn insert_key(&self, key: &KeyRow) -> Result<()> {
+        sqlx::query("INSERT INTO api_keys (id, workspace_id, name, lookup, secret_hash, scopes, tier, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+            .bind(&key.id)
+            .bind(&key.workspace_id)
+            .bind(&key.name)
+            .bind(&key.lookup)
+            .bind(&key.secret_hash)
+            .bind(&key.scopes)
+            .bind(&key.tier)
+            .bind(key.created_at)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {
+        let row = sqlx::query("SELECT * FROM api_keys WHERE lookup = $1")
+            .bind(lookup)
+            .fetch_optional(&self.reader)
+            .await?;
+        row.as_ref().map(key_from_row).transpose()
+    }
+
+    async fn list_keys(&self) -> Result<Vec<(KeyRow, String)>> {
+        let rows = sqlx::query("SELECT k.*, w.name AS workspace_name FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id ORDER BY k.created_at DESC, k.id")
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((key_from_row(r)?, r.try_get("workspace_name")?)))
+            .collect()
+    }
+
+    async fn revoke_key(&self, id: &str, at: i64) -> Result<bool> {
+        let done =
+            sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+                .bind(id)
+                .bind(at)
+                .execute(&self.writer)
+                .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn touch_key(&self, id: &str, at: i64) -> Result<()> {
+        sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
+            .bind(id)
+            .bind(at)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn insert_pins(
+        &self,
+        ws: &str,
+        pins: &[Pin],
+        idem: Option<&Idempotent>,
+    ) -> Result<Created> {
+        let mut tx = self.writer.begin().await?;
+        if let Some(idem) = idem {
+            let claimed = sqlx::query(
+                "INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at \
+                 WHERE idempotency_keys.created_at < $6",
+            )
+            .bind(ws)
+            .bind(&idem.key)
+            .bind(&idem.request_hash)
+            .bind(&idem.response)
+            .bind(idem.created_at)
+            .bind(idem.created_at - crate::pins::IDEMPOTENCY_WINDOW_MS)
+            .execute(&mut *tx)
+            .await?;
+            if claimed.rows_affected() == 0 {
+                return Ok(Created::KeyTaken);
+            }
+        }
+        for pin in pins {
+            sqlx::query(INSERT_PIN)
+                .bind(&pin.id)
+                .bind(ws)
+                .bind(&pin.pin_type)
+                .bind(&pin.pin_config)
+                .bind(&pin.pin_layout)
+                .bind(pin.is_public)
+                .bind(&pin.title)
+                .bind(tags_json(&pin.tags))
+                .bind(&pin.provenance)
+                .bind(pin.version)
+                .bind(pin.created_at)
+                .bind(pin.updated_at)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(Created::Stored)
+    }
+
+    async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
+        let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        let rows = sqlx::query(&format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id IN (SELECT value FROM json_each($2))"
+        ))
+        .bind(ws)
+        .bind(ids_json)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.iter().map(pin_from_row).collect()
+    }
+
+    async fn list_pins(&self, ws: &str, query: &PinQuery) -> Result<Vec<(i64, Pin)>> {
+        let mut sql = format!("SELECT seq, {PIN_COLUMNS} FROM pins WHERE workspace_id = $1");
+        if query.before_seq.is_some() {
+            sql.push_str(" AND seq < $2");
+        }
+        if query.pin_type.is_some() {
+            sql.push_str(" AND pin_type = $3");
+        }
+        if query.tag.is_some() {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM json_each(pins.tags) WHERE json_each.value = $4)",
+            );
+        }
+        if query.updated_since.is_some() {
+            sql.push_str(" AND updated_at >= $5");
+        }
+        sql.push_str(" ORDER BY seq DESC LIMIT $6");
+        let rows = sqlx::query(&sql)
+            .bind(ws)
+            .bind(query.before_seq)
+            .bind(&query.pin_type)
+            .bind(&query.tag)
+            .bind(query.updated_since)
+            .bind(query.limit)
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("seq")?, pin_from_row(r)?)))
+            .collect()
+    }
+
+    async fn update_pins(
+        &self,
+        ws: &str,
+        ids: &[String],
+        retention: u32,
+        change: &mut Change<'_>,
+    ) -> Result<Vec<Pin>> {
+        let mut tx = self.writer.begin().await?;
+        let mut updated = Vec::with_capacity(ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            let row = sqlx::query(&format!(
+                "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id = $2"
+            ))
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| pin_missing(i))?;
+            let new = change(i, pin_from_row(&row)?)?;
+            sqlx::query(SAVE_VERSION).bind(id).execute(&mut *tx).await?;
+            sqlx::query(UPDATE_PIN)
+                .bind(id)
+                .bind(&new.pin_type)
+                .bind(&new.pin_config)
+                .bind(&new.pin_layout)
+                .bind(new.is_public)
+                .bind(&new.title)
+                .bind(tags_json(&new.tags))
+                .bind(&new.provenance)
+                .bind(new.version)
+                .bind(new.updated_at)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(PRUNE_VERSIONS)
+                .bind(id)
+                .bind(new.version - 1 - i64::from(retention))
+                .execute(&mut *tx)
+                .await?;
+            updated.push(new);
+        }
+        tx.commit().await?;
+        Ok(updated)
+    }
+
+    async fn delete_pins(
+        &self,
+        ws: &str,
+        ids: &[String],
+        check: &mut DeleteCheck<'_>,
+    ) -> Result<()> {
+        let mut tx = self.writer.begin().await?;
+        for (i, id) in ids.iter().enumerate() {
+            let row = sqlx::query(&format!(
+                "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id = $2"
+            ))
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(|| pin_missing(i))?;
+            check(i, &pin_from_row(&row)?)?;
+            sqlx::query("DELETE FROM pins WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn list_versions(
+        &self,
+        ws: &str,
+        id: &str,
+        before_version: Option<i64>,
+        limit: i64,
+    ) -> Result<Option<Vec<Pin>>> {
+        let exists = sqlx::query("SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2")
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&self.reader)
+            .await?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let rows = sqlx::query(&format!(
+            "SELECT pin_id AS {PIN_COLUMNS} FROM pin_versions WHERE pin_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3"
+        ))
+        .bind(id)
+        .bind(before_version.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.iter()
+            .map(pin_from_row)
+            .collect::<Result<_>>()
+            .map(Some)
+    }
+
+    async fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>> {
+        let row = sqlx::query("SELECT key, request_hash, response, created_at FROM idempotency_keys WHERE workspace_id = $1 AND key = $2 AND created_at >= $3")
+            .bind(ws)
+            .bind(key)
+            .bind(since)
+            .fetch_optional(&self.reader)
+            .await?;
+        row.map(|r| {
+            Ok(Idempotent {
+                key: r.try_get("key")?,
+                request_hash: r.try_get("request_hash")?,
+                response: r.try_get("response")?,
+                created_at: r.try_get("created_at")?,
+            })
+        })
+        .transpose()
+    }
+}
