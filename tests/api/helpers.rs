@@ -1,0 +1,310 @@
+//! `TestApp`: the real router on 127.0.0.1:0 over a fresh store (a temporary SQLite file, or
+//! a new PostgreSQL database on 127.0.0.1:5432), with typed helpers for requests.
+
+use std::path::PathBuf;
+
+use corkboard::{
+    auth::{self, NewKey, Scopes, Tier},
+    AppState, Settings,
+};
+use reqwest::{header::HeaderMap, Method, RequestBuilder};
+use serde_json::{json, Value};
+use sqlx::{Connection, PgConnection};
+use tokio::sync::oneshot;
+
+/// PostgreSQL server the tests create their databases on (override with TEST_PG_URL).
+fn pg_admin_url() -> String {
+    std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+enum Fresh {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+/// A running server over its own store. Dropping it stops the server and removes the store.
+pub struct TestApp {
+    /// e.g. `http://127.0.0.1:40123`
+    pub base: String,
+    /// A `*` key of the default workspace.
+    pub key: String,
+    pub state: AppState,
+    pub client: reqwest::Client,
+    fresh: Fresh,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    /// `data` of a success envelope.
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+
+    /// `error.code` of an error envelope.
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the status and the envelope shape that goes with it, then returns self.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Self {
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
+        if status < 400 {
+            assert_eq!(self.body["success"], json!(true), "body: {}", self.body);
+        } else {
+            assert_eq!(self.body["success"], json!(false), "body: {}", self.body);
+            assert!(
+                self.body["error"]["code"].is_string(),
+                "body: {}",
+                self.body
+            );
+            assert!(
+                self.body["error"]["message"].is_string(),
+                "body: {}",
+                self.body
+            );
+        }
+        self
+    }
+
+    /// Asserts an error status, code, and (when given) `details.field`.
+    #[track_caller]
+    pub fn expect_error(self, status: u16, code: &str, field: Option<&str>) -> Self {
+        let this = self.expect(status);
+        assert_eq!(this.code(), code, "body: {}", this.body);
+        if let Some(field) = field {
+            assert_eq!(
+                this.body["error"]["details"]["field"],
+                json!(field),
+                "body: {}",
+                this.body
+            );
+        }
+        this
+    }
+}
+
+impl TestApp {
+    pub async fn sqlite() -> TestApp {
+        let dir = std::env::temp_dir().join(format!("corkboard-test-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}", dir.join("corkboard.db").display());
+        Self::start(&url, Fresh::Sqlite(dir), "").await
+    }
+
+    pub async fn postgres() -> TestApp {
+        Self::postgres_with("").await
+    }
+
+    pub async fn sqlite_with(overrides: &str) -> TestApp {
+        let dir = std::env::temp_dir().join(format!("corkboard-test-{}", uuid::Uuid::new_v4()));
+        let url = format!("sqlite://{}", dir.join("corkboard.db").display());
+        Self::start(&url, Fresh::Sqlite(dir), overrides).await
+    }
+
+    pub async fn postgres_with(overrides: &str) -> TestApp {
+        let name = format!("corkboard_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&format!("{}/postgres", pg_admin_url()))
+            .await
+            .expect("PostgreSQL on 127.0.0.1:5432 (see README: Running the tests)");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut admin)
+            .await
+            .expect("create test database");
+        let _ = admin.close().await;
+        let url = format!("{}/{name}", pg_admin_url());
+        Self::start(&url, Fresh::Postgres(name), overrides).await
+    }
+
+    /// Starts a server on `url` with extra settings (TOML) over the defaults.
+    async fn start(url: &str, fresh: Fresh, overrides: &str) -> TestApp {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let settings = Settings::with_overrides(&format!(
+            "database_url = \"{url}\"\nlisten = \"{addr}\"\nmax_connections = 4\n{overrides}"
+        ))
+        .expect("settings");
+        let state = AppState::connect(settings).await.expect("open store");
+        let key = Self::make_key(&state, "default", "*").await;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(corkboard::serve(listener, state.clone(), async {
+            let _ = stopped.await;
+        }));
+        TestApp {
+            base: format!("http://{addr}"),
+            key,
+            state,
+            client: reqwest::Client::new(),
+            fresh,
+            stop: Some(stop),
+            server: Some(server),
+        }
+    }
+
+    async fn make_key(state: &AppState, workspace: &str, scopes: &str) -> String {
+        let key = auth::create_key(
+            &state.store,
+            NewKey {
+                workspace: workspace.into(),
+                name: "test".into(),
+                scopes: Scopes::parse_list(scopes).expect("scopes"),
+                tier: Tier::Team,
+            },
+        )
+        .await
+        .expect("create key");
+        key.secret.expose().to_owned()
+    }
+
+    /// A new key of the default workspace with these comma-separated scopes.
+    pub async fn key_with(&self, scopes: &str) -> String {
+        Self::make_key(&self.state, "default", scopes).await
+    }
+
+    /// A new key of `workspace` (created when new).
+    pub async fn key_in(&self, workspace: &str, scopes: &str) -> String {
+        Self::make_key(&self.state, workspace, scopes).await
+    }
+
+    /// A request to `path` (e.g. `/v1/pins`) authenticated with the `*` key.
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.key)
+    }
+
+    /// Sends and reads the whole response (the body parsed as JSON; `null` if it isn't).
+    pub async fn send(&self, req: RequestBuilder) -> Resp {
+        let res = req.send().await.expect("request");
+        let status = res.status().as_u16();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.expect("body");
+        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.send(self.req(Method::GET, path)).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Resp {
+        self.send(self.req(Method::POST, path).json(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Resp {
+        self.send(self.req(Method::PUT, path).json(body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Resp {
+        self.send(self.req(Method::PATCH, path).json(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.send(self.req(Method::DELETE, path)).await
+    }
+
+    /// Creates a pin (asserting 200) and returns the create response's `data`.
+    pub async fn create_pin(&self, body: &Value) -> Value {
+        self.post("/v1/pins", body).await.expect(200).data().clone()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.abort();
+        }
+        match &self.fresh {
+            Fresh::Sqlite(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Fresh::Postgres(name) => {
+                let name = name.clone();
+                // Drop can't await: remove the database from a thread with its own runtime.
+                let _ = std::thread::spawn(move || {
+                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    rt.block_on(async {
+                        if let Ok(mut admin) =
+                            PgConnection::connect(&format!("{}/postgres", pg_admin_url())).await
+                        {
+                            let _ = sqlx::query(&format!(
+                                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                            ))
+                            .execute(&mut admin)
+                            .await;
+                        }
+                    });
+                })
+                .join();
+            }
+        }
+    }
+}
+
+/// A valid stat-cards create body (shape A).
+pub fn stat_cards(title: &str) -> Value {
+    json!({
+        "pin_type": "stat-cards",
+        "pin_config": {"cards": [{"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}]},
+        "metadata": {"title": title, "tags": ["kpi"]}
+    })
+}
+
+/// A valid flexible-table configuration.
+pub fn table_config() -> Value {
+    json!({
+        "columns": [{"id": "name", "name": "Name", "type": "text"}, {"id": "n", "name": "N", "type": "number"}],
+        "rows": [{"id": "r1", "cells": {"name": "a", "n": 1}}]
+    })
+}
+
+/// Defines `mod $name { sqlite(), postgres() }`: one scenario, both stores.
+#[macro_export]
+macro_rules! both_stores {
+    ($(async fn $name:ident($app:ident) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test]
+            async fn sqlite() {
+                let $app = $crate::helpers::TestApp::sqlite().await;
+                $body
+            }
+            #[tokio::test]
+            async fn postgres() {
+                let $app = $crate::helpers::TestApp::postgres().await;
+                $body
+            }
+        }
+    )*};
+}
