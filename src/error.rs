@@ -4,8 +4,8 @@
 use axum::{
     http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
-    Json,
 };
+use serde::Serialize;
 use serde_json::{json, Value};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -162,14 +162,33 @@ impl Error {
         }
     }
 
-    /// The envelope body of this error.
-    pub fn body(&self) -> Value {
-        let mut error = json!({ "code": self.code(), "message": self.to_string() });
-        if let Some(details) = self.details() {
-            error["details"] = details;
-        }
-        json!({ "success": false, "error": error })
+    /// The envelope body of this error, as JSON text.
+    pub fn body(&self) -> String {
+        serde_json::to_string(&ErrorEnvelope {
+            success: false,
+            error: ErrorBody {
+                code: self.code(),
+                message: self.to_string(),
+                details: self.details(),
+            },
+        })
+        .unwrap_or_default()
     }
+}
+
+/// Field order as documented: `success`, then `error` with `code`, `message`, `details`.
+#[derive(Serialize)]
+struct ErrorEnvelope {
+    success: bool,
+    error: ErrorBody,
+}
+
+#[derive(Serialize)]
+struct ErrorBody {
+    code: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<Value>,
 }
 
 impl From<sqlx::Error> for Error {
@@ -199,7 +218,13 @@ impl IntoResponse for Error {
         if let Error::Internal(cause) = &self {
             tracing::error!(%cause, "request failed");
         }
-        let mut response = (self.status(), Json(self.body())).into_response();
+        let body = self.body();
+        let mut response = (
+            self.status(),
+            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response();
         if matches!(self, Error::Unavailable) {
             response
                 .headers_mut()
