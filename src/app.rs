@@ -28,6 +28,7 @@ use tracing::{field::Empty, Level, Span};
 use crate::{
     config::{Limits, Settings},
     error::{Error, Result},
+    metrics::Metrics,
     store::Store,
 };
 
@@ -41,6 +42,7 @@ pub struct AppState {
     pub settings: Arc<Settings>,
     public_base: Arc<str>,
     ready: Arc<AtomicBool>,
+    pub metrics: Arc<Metrics>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
@@ -57,6 +59,7 @@ impl AppState {
             public_base: settings.public_base().into(),
             settings: Arc::new(settings),
             ready: Arc::new(AtomicBool::new(true)),
+            metrics: Arc::default(),
             touched: Arc::default(),
         }
     }
@@ -100,6 +103,7 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP surface with its layers.
 pub fn router(state: AppState) -> Router {
+    let metrics = state.metrics.clone();
     let trace = TraceLayer::new_for_http()
         .make_span_with(|req: &Request| {
             let route = req
@@ -118,7 +122,8 @@ pub fn router(state: AppState) -> Router {
             }
         })
         .on_request(())
-        .on_response(|res: &Response<_>, latency: Duration, _span: &Span| {
+        .on_response(move |res: &Response<_>, latency: Duration, _span: &Span| {
+            metrics.record(res.status().as_u16(), latency);
             tracing::info!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
         });
     crate::api::router(state).layer(

@@ -34,15 +34,10 @@ async fn readyz(State(state): State<AppState>) -> Result<impl IntoResponse, Erro
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    let up = u8::from(state.store.ping().await.is_ok());
-    let body = format!(
-        "# HELP corkboard_up Whether the service is running.\n# TYPE corkboard_up gauge\ncorkboard_up 1\n\
-         # HELP corkboard_store_up Whether the store answered a ping.\n# TYPE corkboard_store_up gauge\ncorkboard_store_up{{backend=\"{}\"}} {up}\n",
-        state.store.backend_name()
-    );
+    let store_up = state.store.ping().await.is_ok();
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        body,
+        state.metrics.render(state.store.backend_name(), store_up),
     )
 }

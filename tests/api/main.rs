@@ -3,3 +3,6 @@
 
 mod helpers;
 mod smoke;
+mod batch;
+mod lists;
+mod pins;
