@@ -14,9 +14,6 @@ use crate::{
     store::Pin,
 };
 
-/// How long an `Idempotency-Key` replays its first answer.
-pub const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
-
 /// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
 fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
 where

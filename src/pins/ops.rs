@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
 
-use super::{CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin, IDEMPOTENCY_WINDOW_MS};
+use super::{CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
 use crate::{
     app::AppState,
     auth::Principal,
@@ -98,6 +98,7 @@ async fn store_new(
         request_hash: i.request_hash.clone(),
         response: data.get().to_owned(),
         created_at: now,
+        live_since: live_since(state, now),
     });
     match state.store.insert_pins(ws, &pins, record.as_ref()).await? {
         Created::Stored => Ok(Outcome {
@@ -113,6 +114,12 @@ async fn store_new(
     }
 }
 
+/// Idempotency records older than the configured window no longer replay.
+fn live_since(state: &AppState, now: i64) -> i64 {
+    let ttl_ms = state.limits().idempotency_ttl_secs.saturating_mul(1000);
+    now - i64::try_from(ttl_ms).unwrap_or(i64::MAX)
+}
+
 async fn replay(
     state: &AppState,
     ws: &str,
@@ -121,7 +128,7 @@ async fn replay(
 ) -> Result<Option<Outcome>> {
     let Some(first) = state
         .store
-        .find_idempotent(ws, &idem.key, now - IDEMPOTENCY_WINDOW_MS)
+        .find_idempotent(ws, &idem.key, live_since(state, now))
         .await?
     else {
         return Ok(None);

@@ -57,6 +57,8 @@ pub struct Idempotent {
     pub request_hash: String,
     pub response: String,
     pub created_at: i64,
+    /// Records created before this have expired: a new request may take over their key.
+    pub live_since: i64,
 }
 
 /// Result of a create that carries an idempotency record.

@@ -214,13 +214,14 @@ impl Backend for PgStore {
              FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[], $10::int8[], $11::int8[], $12::int8[]) \
              AS u (id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at){guard}"
         );
-        let (key, hash, response, at) = idem
+        let (key, hash, response, at, live_since) = idem
             .map(|i| {
                 (
                     i.key.as_str(),
                     i.request_hash.as_str(),
                     i.response.as_str(),
                     i.created_at,
+                    i.live_since,
                 )
             })
             .unwrap_or_default();
@@ -245,7 +246,7 @@ impl Backend for PgStore {
             .bind(hash)
             .bind(response)
             .bind(at)
-            .bind(at - crate::pins::IDEMPOTENCY_WINDOW_MS)
+            .bind(live_since)
             .execute(&self.pool)
             .await?;
         Ok(if done.rows_affected() == 0 {
@@ -395,6 +396,7 @@ impl Backend for PgStore {
                 request_hash: r.try_get("request_hash")?,
                 response: r.try_get("response")?,
                 created_at: r.try_get("created_at")?,
+                live_since: since,
             })
         })
         .transpose()

@@ -190,7 +190,7 @@ impl Backend for SqliteStore {
             .bind(&idem.request_hash)
             .bind(&idem.response)
             .bind(idem.created_at)
-            .bind(idem.created_at - crate::pins::IDEMPOTENCY_WINDOW_MS)
+            .bind(idem.live_since)
             .execute(&mut *tx)
             .await?;
             if claimed.rows_affected() == 0 {
@@ -373,6 +373,7 @@ impl Backend for SqliteStore {
                 request_hash: r.try_get("request_hash")?,
                 response: r.try_get("response")?,
                 created_at: r.try_get("created_at")?,
+                live_since: since,
             })
         })
         .transpose()

@@ -131,6 +131,20 @@ both_stores! {
         assert_eq!(stored_ids(&app).await.len(), 100);
     }
 
+    async fn batch_get_update_delete_of_zero_items_are_400(app) {
+        let a = create(&app, "a").await;
+        app.post("/v1/pins/batch/get", &json!({"pin_ids": []}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("pin_ids"));
+        app.post("/v1/pins/batch/update", &json!({"pins": []}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("pins"));
+        app.post("/v1/pins/batch/delete", &json!({"pin_ids": []}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("pin_ids"));
+        assert_eq!(stored_ids(&app).await, [a]);
+    }
+
     async fn batch_get_in_request_order_with_missing(app) {
         let a = create(&app, "a").await;
         let b = create(&app, "b").await;
@@ -166,7 +180,7 @@ both_stores! {
         let updated = res.data().as_array().unwrap();
         assert_eq!(updated.len(), 2);
         for (item, id) in updated.iter().zip([&a, &b]) {
-            let mut keys: Vec<&str> = item.as_object().unwrap().keys().map(String::as_str).collect();
+            let mut keys: Vec<_> = item.as_object().unwrap().keys().map(String::as_str).collect();
             keys.sort_unstable();
             assert_eq!(keys, ["id", "updated_at", "version"], "{item}");
             assert_eq!(item["id"], json!(id));
@@ -318,5 +332,52 @@ both_stores! {
             .count();
         assert_eq!(replayed, 1, "exactly one is the replay");
         assert_eq!(stored_ids(&app).await.len(), 1);
+    }
+
+    async fn concurrent_batches_with_one_idempotency_key_create_once(app) {
+        let body = json!({"pins": [stat_cards("a"), stat_cards("b")]});
+        let (one, two) = tokio::join!(
+            post_with_key(&app, "/v1/pins/batch", "race-batch", &body),
+            post_with_key(&app, "/v1/pins/batch", "race-batch", &body),
+        );
+        let (one, two) = (one.expect(200), two.expect(200));
+        assert_eq!(one.data(), two.data());
+        assert_eq!(stored_ids(&app).await.len(), 2);
+    }
+}
+
+/// With `idempotency_ttl_secs = 1`, a key no longer replays once a second has passed: the
+/// same request then makes a new pin.
+async fn check_idempotency_ttl(app: TestApp) {
+    let body = stat_cards("expiring");
+    let first = post_with_key(&app, "/v1/pins", "short-lived", &body)
+        .await
+        .expect(200);
+    let replay = post_with_key(&app, "/v1/pins", "short-lived", &body)
+        .await
+        .expect(200);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let later = post_with_key(&app, "/v1/pins", "short-lived", &body)
+        .await
+        .expect(200);
+    assert_eq!(later.header("idempotent-replayed"), None, "{}", later.body);
+    assert_ne!(later.data()["pin_id"], first.data()["pin_id"]);
+    assert_eq!(stored_ids(&app).await.len(), 2);
+}
+
+mod idempotency_key_expires_after_the_configured_ttl {
+    use super::*;
+
+    const TTL_ONE_SECOND: &str = "[limits]\nidempotency_ttl_secs = 1";
+
+    #[tokio::test]
+    async fn sqlite() {
+        check_idempotency_ttl(TestApp::sqlite_with(TTL_ONE_SECOND).await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        check_idempotency_ttl(TestApp::postgres_with(TTL_ONE_SECOND).await).await;
     }
 }

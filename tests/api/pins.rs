@@ -18,7 +18,9 @@ fn bad_cards() -> Value {
 
 /// Epoch milliseconds of an ISO 8601 string field.
 fn iso_ms(value: &Value) -> i64 {
-    let text = value.as_str().unwrap_or_else(|| panic!("not a string: {value}"));
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("not a string: {value}"));
     chrono::DateTime::parse_from_rfc3339(text)
         .unwrap_or_else(|e| panic!("not ISO 8601 ({e}): {text}"))
         .timestamp_millis()
@@ -407,7 +409,8 @@ both_stores! {
         update(&app, Method::PUT, &id, &json!({"pin_config": cards("v2")}))
             .await
             .expect(200);
-        update(&app, Method::PATCH, &id, &json!({"pin_config": cards("v3"), "metadata": {"title": "Third"}}))
+        let third = json!({"pin_config": cards("v3"), "metadata": {"title": "Third"}});
+        update(&app, Method::PATCH, &id, &third)
             .await
             .expect(200);
         let list = versions(&app, &id).await.expect(200);
@@ -422,6 +425,63 @@ both_stores! {
         assert_eq!(read(&app, &id).await["pin_config"], cards("v3"));
     }
 
+    async fn versions_page_with_a_cursor(app) {
+        let id = new_pin(&app).await;
+        for n in 2..=4 {
+            let body = json!({"pin_config": cards(&format!("v{n}"))});
+            update(&app, Method::PUT, &id, &body).await.expect(200);
+        }
+        let path = format!("/v1/pins/{id}/versions");
+        let first = app.get(&format!("{path}?limit=2")).await.expect(200);
+        assert_eq!(version_numbers(&first), [3, 2]);
+        assert_eq!(first.body["pagination"]["has_more"], json!(true));
+        let cursor = first.body["pagination"]["next_cursor"].as_str().unwrap();
+        let rest = app
+            .send(app.req(Method::GET, &path).query(&[("limit", "2"), ("cursor", cursor)]))
+            .await
+            .expect(200);
+        assert_eq!(version_numbers(&rest), [1]);
+        assert_eq!(rest.body["pagination"], json!({"next_cursor": null, "has_more": false}));
+    }
+
+    async fn concurrent_writers_with_the_same_if_match_one_wins(app) {
+        let id = new_pin(&app).await;
+        let body_one = json!({"pin_config": cards("one")});
+        let body_two = json!({"pin_config": cards("two")});
+        let (one, two) = tokio::join!(
+            update_if_match(&app, &id, "\"1\"", &body_one),
+            update_if_match(&app, &id, "\"1\"", &body_two),
+        );
+        let mut statuses = [one.status, two.status];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 412], "one: {} two: {}", one.body, two.body);
+        let winner = if one.status == 200 { "one" } else { "two" };
+        let stored = read(&app, &id).await;
+        assert_eq!(stored["version"], json!(2));
+        assert_eq!(stored["pin_config"], cards(winner));
+    }
+
+    async fn concurrent_updates_each_make_a_version(app) {
+        let id = new_pin(&app).await;
+        let title = json!({"metadata": {"title": "one"}});
+        let tags = json!({"metadata": {"tags": ["two"]}});
+        let (one, two) = tokio::join!(
+            update(&app, Method::PUT, &id, &title),
+            update(&app, Method::PATCH, &id, &tags),
+        );
+        let mut versions_seen = [
+            one.expect(200).data()["version"].as_i64().unwrap(),
+            two.expect(200).data()["version"].as_i64().unwrap(),
+        ];
+        versions_seen.sort_unstable();
+        assert_eq!(versions_seen, [2, 3]);
+        let stored = read(&app, &id).await;
+        assert_eq!(stored["version"], json!(3));
+        assert_eq!(stored["metadata"]["title"], json!("one"), "no lost update");
+        assert_eq!(stored["metadata"]["tags"], json!(["two"]), "no lost update");
+        assert_eq!(version_numbers(&versions(&app, &id).await.expect(200)), [2, 1]);
+    }
+
     async fn versions_of_unknown_pin_is_404(app) {
         versions(&app, "p-doesnotexist0000000000")
             .await
@@ -433,9 +493,14 @@ both_stores! {
 async fn check_retention(app: TestApp) {
     let id = new_pin(&app).await;
     for n in 2..=5 {
-        update(&app, Method::PUT, &id, &json!({"pin_config": cards(&format!("v{n}"))}))
-            .await
-            .expect(200);
+        update(
+            &app,
+            Method::PUT,
+            &id,
+            &json!({"pin_config": cards(&format!("v{n}"))}),
+        )
+        .await
+        .expect(200);
     }
     let list = versions(&app, &id).await.expect(200);
     assert_eq!(version_numbers(&list), [4, 3]);

@@ -1,0 +1,201 @@
+//! The middleware on every API route: guard, authenticate, price, charge, and headers.
+
+use std::{net::SocketAddr, time::Duration};
+
+use axum::{
+    body::Body,
+    extract::{ConnectInfo, MatchedPath, Request, State},
+    http::{HeaderMap, HeaderName, HeaderValue, Method},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use serde::de::IgnoredAny;
+
+use super::{Cost, FailureMode, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
+use crate::{app::AppState, auth, clock, error::Error};
+
+/// Batch routes and the array whose length prices them: `ceil(n / 10)` tokens.
+const BATCH_ROUTES: &[(&str, &str)] = &[
+    ("/pins/batch", "pins"),
+    ("/pins/batch/get", "pin_ids"),
+    ("/pins/batch/update", "pins"),
+    ("/pins/batch/delete", "pin_ids"),
+];
+/// Routes that read although they are POSTs.
+const READ_POSTS: &[&str] = &["/pins/batch/get"];
+
+pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let now = state.clock.now_ms();
+    let limits = &state.settings.rate_limits;
+    let client = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    if let Some(addr) = client {
+        if let Some(window) = state.auth_guard.blocked(addr, now, limits.auth_failures.per_minute) {
+            return Error::TooManyAuthFailures {
+                limit: limits.auth_failures.per_minute,
+                reset_at: window.start + MINUTE_MS,
+                retry_after: retry_after(window.start + MINUTE_MS, now),
+            }
+            .into_response();
+        }
+    }
+    let principal = match auth::authenticate(req.headers(), &state).await {
+        Ok(principal) => principal,
+        Err(e) => {
+            if let (Error::Unauthorized, Some(addr)) = (&e, client) {
+                if req.headers().contains_key(axum::http::header::AUTHORIZATION) {
+                    state.auth_guard.record_failure(addr, now);
+                }
+            }
+            return e.into_response();
+        }
+    };
+    let tier = principal.tier;
+    req.extensions_mut().insert(principal.clone());
+
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().trim_start_matches("/v1").to_owned())
+        .unwrap_or_default();
+    let write = req.method() != Method::GET && !READ_POSTS.contains(&route.as_str());
+    let (tokens, req) = match BATCH_ROUTES.iter().find(|(path, _)| *path == route) {
+        Some((_, field)) => match batch_tokens(req, field, state.limits().body_bytes).await {
+            Ok(priced) => priced,
+            Err(e) => return e.into_response(),
+        },
+        None => (1, req),
+    };
+    let cost = Cost { tokens, write };
+    let tier_limits = limits.tier(tier);
+    let quota = Quota {
+        per_minute: tier_limits.per_minute,
+        per_hour: tier_limits.per_hour,
+        write_capacity: limits.write_bucket.capacity,
+        write_window_ms: i64::try_from(limits.write_bucket.window_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
+    };
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let usage = match state.limiter.check(&principal.key_id, now, cost, &quota, timeout).await {
+        Ok(usage) => {
+            state.set_limiter_healthy(true);
+            usage
+        }
+        Err(e) => {
+            state.set_limiter_healthy(false);
+            tracing::warn!(error = %e, "rate limiter unavailable");
+            return match limits.failure_mode {
+                FailureMode::Open => next.run(req).await,
+                FailureMode::Closed => Error::Unavailable.into_response(),
+            };
+        }
+    };
+    let report = Report::new(&usage, cost, &quota);
+    let mut response = if usage.granted {
+        next.run(req).await
+    } else {
+        let (window, limit, used, reset_at) = report.refusal(&usage, cost, &quota);
+        Error::RateLimited {
+            window,
+            limit,
+            used,
+            cost: cost.tokens,
+            reset_at,
+            retry_after: retry_after(reset_at, now),
+            tier: tier.as_str(),
+            upgrade_url: upgrade_url(&state),
+        }
+        .into_response()
+    };
+    report.write(response.headers_mut());
+    response
+}
+
+fn upgrade_url(state: &AppState) -> String {
+    let configured = &state.settings.rate_limits.upgrade_url;
+    if configured.is_empty() {
+        format!("{}/upgrade", state.public_base())
+    } else {
+        configured.clone()
+    }
+}
+
+fn retry_after(reset_at: i64, now: i64) -> u64 {
+    u64::try_from((reset_at - now + 999) / 1000).unwrap_or(0).max(1)
+}
+
+/// Prices a batch by its item count, handing the body on unchanged. A body that can't be
+/// counted costs 1; the handler then reports what is wrong with it.
+async fn batch_tokens(req: Request, field: &str, limit: usize) -> Result<(u32, Request), Error> {
+    #[derive(serde::Deserialize)]
+    struct Items {
+        pins: Option<Vec<IgnoredAny>>,
+        pin_ids: Option<Vec<IgnoredAny>>,
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| Error::PayloadTooLarge { limit })?;
+    let items = serde_json::from_slice::<Items>(&bytes)
+        .ok()
+        .and_then(|items| if field == "pins" { items.pins } else { items.pin_ids })
+        .map_or(0, |items| items.len());
+    let tokens = u32::try_from(items.div_ceil(10)).unwrap_or(u32::MAX).max(1);
+    Ok((tokens, Request::from_parts(parts, Body::from(bytes))))
+}
+
+/// The seven `X-RateLimit-*` headers. For a write, the minute figures are those of whichever
+/// binds sooner, the minute window or the write bucket, so the headers never promise a
+/// request that would be refused.
+struct Report {
+    hour: (u32, u32, i64),
+    minute: (u32, u32, i64),
+    cost: u32,
+}
+
+impl Report {
+    fn new(usage: &Usage, cost: Cost, quota: &Quota) -> Report {
+        let remaining = |limit: u32, w: &Window| limit.saturating_sub(w.used);
+        let hour = (quota.per_hour, remaining(quota.per_hour, &usage.hour), usage.hour.start + HOUR_MS);
+        let mut minute = (quota.per_minute, remaining(quota.per_minute, &usage.minute), usage.minute.start + MINUTE_MS);
+        if cost.write {
+            let bucket = remaining(quota.write_capacity, &usage.write);
+            if bucket < minute.1 {
+                minute = (quota.write_capacity, bucket, usage.write.start + quota.write_window_ms);
+            }
+        }
+        Report { hour, minute, cost: cost.tokens }
+    }
+
+    /// The window that refused the request (the one that frees up last, if several did).
+    fn refusal(&self, usage: &Usage, cost: Cost, quota: &Quota) -> (&'static str, u32, u32, i64) {
+        let write_tokens = if cost.write { cost.tokens } else { 0 };
+        let candidates = [
+            ("minute", quota.per_minute, usage.minute.used, cost.tokens, usage.minute.start + MINUTE_MS),
+            ("hour", quota.per_hour, usage.hour.used, cost.tokens, usage.hour.start + HOUR_MS),
+            ("write", quota.write_capacity, usage.write.used, write_tokens, usage.write.start + quota.write_window_ms),
+        ];
+        candidates
+            .into_iter()
+            .filter(|(_, limit, used, tokens, _)| used + tokens > *limit)
+            .max_by_key(|(.., reset)| *reset)
+            .map(|(name, limit, used, _, reset)| (name, limit, used, reset))
+            .unwrap_or(("minute", quota.per_minute, usage.minute.used, self.minute.2))
+    }
+
+    fn write(&self, headers: &mut HeaderMap) {
+        let mut set = |name: &'static str, value: String| {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(HeaderName::from_static(name), value);
+            }
+        };
+        set("x-ratelimit-limit-hour", self.hour.0.to_string());
+        set("x-ratelimit-remaining-hour", self.hour.1.to_string());
+        set("x-ratelimit-reset-hour", clock::iso(self.hour.2));
+        set("x-ratelimit-limit-minute", self.minute.0.to_string());
+        set("x-ratelimit-remaining-minute", self.minute.1.to_string());
+        set("x-ratelimit-reset-minute", clock::iso(self.minute.2));
+        set("x-ratelimit-token-cost", self.cost.to_string());
+    }
+}
