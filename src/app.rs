@@ -26,8 +26,10 @@ use tower_http::{
 use tracing::{field::Empty, Level, Span};
 
 use crate::{
+    clock::{Clock, SystemClock},
     config::{Limits, Settings},
     error::{Error, Result},
+    limits::{AuthGuard, Limiter},
     metrics::Metrics,
     store::Store,
 };
@@ -43,6 +45,11 @@ pub struct AppState {
     public_base: Arc<str>,
     ready: Arc<AtomicBool>,
     pub metrics: Arc<Metrics>,
+    /// Time as the rate limiter sees it.
+    pub clock: Arc<dyn Clock>,
+    pub limiter: Arc<Limiter>,
+    pub auth_guard: Arc<AuthGuard>,
+    limiter_healthy: Arc<AtomicBool>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
@@ -55,6 +62,10 @@ impl AppState {
 
     pub fn new(store: Store, settings: Settings) -> Self {
         AppState {
+            limiter: Arc::new(Limiter::for_store(&store)),
+            clock: Arc::new(SystemClock),
+            auth_guard: Arc::default(),
+            limiter_healthy: Arc::new(AtomicBool::new(true)),
             store,
             public_base: settings.public_base().into(),
             settings: Arc::new(settings),
@@ -62,6 +73,20 @@ impl AppState {
             metrics: Arc::default(),
             touched: Arc::default(),
         }
+    }
+
+    /// The same state reading time from `clock` (tests move it to cross rate-limit windows).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn limiter_healthy(&self) -> bool {
+        self.limiter_healthy.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_limiter_healthy(&self, healthy: bool) {
+        self.limiter_healthy.store(healthy, Ordering::Relaxed);
     }
 
     pub fn limits(&self) -> &Limits {
@@ -151,6 +176,7 @@ pub async fn serve(
     let store = state.store.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let app = router(state);
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);

@@ -27,6 +27,7 @@ pub struct Settings {
     pub shutdown_grace_secs: u64,
     pub max_connections: u32,
     pub limits: Limits,
+    pub rate_limits: crate::limits::RateLimitSettings,
 }
 
 /// Input limits, enforced before any deep work is done on a request.
@@ -71,9 +72,15 @@ impl Settings {
         Self::from_figment(figment)
     }
 
-    /// The built-in defaults alone, with `overrides` (TOML text) on top: for tests and tools.
-    pub fn with_overrides(overrides: &str) -> Result<Self, ConfigError> {
-        Self::from_figment(Figment::from(Toml::string(DEFAULTS)).merge(Toml::string(overrides)))
+    /// The built-in defaults with `layers` (TOML texts) merged on top in order: for tests
+    /// and tools.
+    pub fn with_overrides(layers: &[&str]) -> Result<Self, ConfigError> {
+        let figment = layers
+            .iter()
+            .fold(Figment::from(Toml::string(DEFAULTS)), |f, layer| {
+                f.merge(Toml::string(layer))
+            });
+        Self::from_figment(figment)
     }
 
     fn from_figment(figment: Figment) -> Result<Self, ConfigError> {
@@ -98,6 +105,11 @@ impl Settings {
             return Err(ConfigError(
                 "limits.batch_items, limits.json_depth and max_connections must be at least 1"
                     .into(),
+            ));
+        }
+        if self.rate_limits.write_bucket.window_secs == 0 {
+            return Err(ConfigError(
+                "rate_limits.write_bucket.window_secs must be at least 1".into(),
             ));
         }
         if !self.public_url.is_empty() && url::Url::parse(&self.public_url).is_err() {
@@ -153,6 +165,7 @@ impl fmt::Debug for Settings {
             .field("default_tier", &self.default_tier)
             .field("log_format", &self.log_format)
             .field("limits", &self.limits)
+            .field("rate_limits", &self.rate_limits)
             .finish_non_exhaustive()
     }
 }

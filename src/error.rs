@@ -48,6 +48,23 @@ pub enum Error {
     PayloadTooLarge { limit: usize },
     #[error("request body must be JSON (Content-Type: application/json)")]
     UnsupportedMediaType,
+    #[error("rate limit exceeded: {used} of {limit} tokens used this {window}; this request costs {cost}")]
+    RateLimited {
+        window: &'static str,
+        limit: u32,
+        used: u32,
+        cost: u32,
+        reset_at: i64,
+        retry_after: u64,
+        tier: &'static str,
+        upgrade_url: String,
+    },
+    #[error("too many failed authentications from this address; retry after {retry_after} s")]
+    TooManyAuthFailures {
+        limit: u32,
+        reset_at: i64,
+        retry_after: u64,
+    },
     #[error("the store is unavailable; retry shortly")]
     Unavailable,
     #[error("internal error")]
@@ -111,6 +128,9 @@ impl Error {
             Error::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Error::RateLimited { .. } | Error::TooManyAuthFailures { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -129,6 +149,7 @@ impl Error {
             Error::PreconditionFailed { .. } => "PRECONDITION_FAILED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
             Error::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Error::RateLimited { .. } | Error::TooManyAuthFailures { .. } => "RATE_LIMIT_EXCEEDED",
             Error::Unavailable => "SERVICE_UNAVAILABLE",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
@@ -158,6 +179,29 @@ impl Error {
             Error::NotFound { index: Some(i), .. } => Some(json!({ "index": i })),
             Error::PreconditionFailed { current } => Some(json!({ "current_version": current })),
             Error::PayloadTooLarge { limit } => Some(json!({ "limit_bytes": limit })),
+            Error::RateLimited {
+                window,
+                limit,
+                used,
+                reset_at,
+                tier,
+                upgrade_url,
+                ..
+            } => Some(json!({
+                "limit": limit,
+                "used": used,
+                "window": window,
+                "resetAt": crate::clock::iso(*reset_at),
+                "tier": tier,
+                "upgrade_url": upgrade_url,
+            })),
+            Error::TooManyAuthFailures {
+                limit, reset_at, ..
+            } => Some(json!({
+                "limit": limit,
+                "window": "auth_failures",
+                "resetAt": crate::clock::iso(*reset_at),
+            })),
             _ => None,
         }
     }
@@ -221,14 +265,23 @@ impl IntoResponse for Error {
         let body = self.body();
         let mut response = (
             self.status(),
-            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
             body,
         )
             .into_response();
-        if matches!(self, Error::Unavailable) {
+        let retry_after = match &self {
+            Error::Unavailable => Some(1),
+            Error::RateLimited { retry_after, .. }
+            | Error::TooManyAuthFailures { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        };
+        if let Some(secs) = retry_after {
             response
                 .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
     }

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod error;
 pub mod ids;
+pub mod limits;
 pub mod metrics;
 pub mod pin_types;
 pub mod pins;

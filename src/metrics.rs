@@ -37,16 +37,36 @@ impl Metrics {
     /// The exposition text; `store_up` is whether the store answered just now.
     pub fn render(&self, backend: &str, store_up: bool) -> String {
         let mut out = String::with_capacity(1024);
-        let _ = writeln!(out, "# HELP corkboard_store_up Whether the store answered a ping.");
+        let _ = writeln!(
+            out,
+            "# HELP corkboard_store_up Whether the store answered a ping."
+        );
         let _ = writeln!(out, "# TYPE corkboard_store_up gauge");
-        let _ = writeln!(out, "corkboard_store_up{{backend=\"{backend}\"}} {}", u8::from(store_up));
-        let _ = writeln!(out, "# HELP corkboard_http_requests_total HTTP requests answered, by status class.");
+        let _ = writeln!(
+            out,
+            "corkboard_store_up{{backend=\"{backend}\"}} {}",
+            u8::from(store_up)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP corkboard_http_requests_total HTTP requests answered, by status class."
+        );
         let _ = writeln!(out, "# TYPE corkboard_http_requests_total counter");
         for (class, n) in CLASSES.iter().zip(&self.by_class) {
-            let _ = writeln!(out, "corkboard_http_requests_total{{class=\"{class}\"}} {}", n.load(Ordering::Relaxed));
+            let _ = writeln!(
+                out,
+                "corkboard_http_requests_total{{class=\"{class}\"}} {}",
+                n.load(Ordering::Relaxed)
+            );
         }
-        let _ = writeln!(out, "# HELP corkboard_http_request_duration_seconds Time to answer a request.");
-        let _ = writeln!(out, "# TYPE corkboard_http_request_duration_seconds histogram");
+        let _ = writeln!(
+            out,
+            "# HELP corkboard_http_request_duration_seconds Time to answer a request."
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE corkboard_http_request_duration_seconds histogram"
+        );
         for (bound, n) in BUCKETS.iter().zip(&self.buckets) {
             let _ = writeln!(
                 out,
@@ -55,7 +75,10 @@ impl Metrics {
             );
         }
         let count = self.count.load(Ordering::Relaxed);
-        let _ = writeln!(out, "corkboard_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "corkboard_http_request_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
         let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
         let _ = writeln!(out, "corkboard_http_request_duration_seconds_sum {sum}");
         let _ = writeln!(out, "corkboard_http_request_duration_seconds_count {count}");

@@ -28,9 +28,15 @@ async fn readyz(State(state): State<AppState>) -> Result<impl IntoResponse, Erro
         return Err(Error::Unavailable);
     }
     state.store.ping().await.map_err(|_| Error::Unavailable)?;
-    Ok(Json(
-        json!({ "success": true, "data": { "status": "ready", "store": state.store.backend_name() } }),
-    ))
+    let limiter = if state.limiter_healthy() {
+        "ok"
+    } else {
+        "degraded"
+    };
+    Ok(Json(json!({
+        "success": true,
+        "data": { "status": "ready", "store": state.store.backend_name(), "rate_limiter": limiter }
+    })))
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {

@@ -18,7 +18,10 @@ use crate::{app::AppState, error::Error, pins::ops::Pagination};
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
-    let api = pins::routes();
+    let api = pins::routes().route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        crate::limits::enforce,
+    ));
     Router::new()
         .nest("/v1", api.clone())
         .merge(api)

@@ -3,7 +3,10 @@
 
 use std::marker::PhantomData;
 
-use axum::{extract::FromRequestParts, http::request::Parts};
+use axum::{
+    extract::FromRequestParts,
+    http::{request::Parts, HeaderMap},
+};
 
 use super::{ApiKeySecret, Principal, Scope, Scopes, Tier};
 use crate::{app::AppState, Error};
@@ -38,15 +41,14 @@ pub struct Auth<S> {
 impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let principal = match parts.extensions.get::<Principal>() {
-            Some(p) => p.clone(),
-            None => {
-                let p = authenticate(parts, state).await?;
-                parts.extensions.insert(p.clone());
-                p
-            }
-        };
+    /// The principal was put there by [`crate::limits::enforce`], which authenticates every
+    /// API request before it is priced.
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .ok_or(Error::Unauthorized)?;
         if !principal.scopes.allows(S::SCOPE) {
             return Err(Error::ScopeRequired(S::SCOPE.as_str()));
         }
@@ -57,9 +59,12 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
     }
 }
 
-async fn authenticate(parts: &Parts, state: &AppState) -> Result<Principal, Error> {
-    let presented = parts
-        .headers
+/// Checks the bearer credential in `headers`: 401 for anything but a live key.
+pub(crate) async fn authenticate(
+    headers: &HeaderMap,
+    state: &AppState,
+) -> Result<Principal, Error> {
+    let presented = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {

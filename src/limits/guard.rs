@@ -23,12 +23,24 @@ impl AuthGuard {
     }
 
     pub fn record_failure(&self, addr: IpAddr, now: i64) {
-        let Ok(mut failures) = self.failures.lock() else { return };
+        let Ok(mut failures) = self.failures.lock() else {
+            return;
+        };
         if failures.len() >= SWEEP_AT {
             failures.retain(|_, w| w.start + MINUTE_MS > now);
         }
-        let window = failures.get(&addr).copied().unwrap_or_default().at(now, MINUTE_MS);
-        failures.insert(addr, Window { used: window.used + 1, ..window });
+        let window = failures
+            .get(&addr)
+            .copied()
+            .unwrap_or_default()
+            .at(now, MINUTE_MS);
+        failures.insert(
+            addr,
+            Window {
+                used: window.used + 1,
+                ..window
+            },
+        );
     }
 }
 

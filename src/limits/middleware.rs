@@ -32,7 +32,10 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
     if let Some(addr) = client {
-        if let Some(window) = state.auth_guard.blocked(addr, now, limits.auth_failures.per_minute) {
+        if let Some(window) = state
+            .auth_guard
+            .blocked(addr, now, limits.auth_failures.per_minute)
+        {
             return Error::TooManyAuthFailures {
                 limit: limits.auth_failures.per_minute,
                 reset_at: window.start + MINUTE_MS,
@@ -45,7 +48,10 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         Ok(principal) => principal,
         Err(e) => {
             if let (Error::Unauthorized, Some(addr)) = (&e, client) {
-                if req.headers().contains_key(axum::http::header::AUTHORIZATION) {
+                if req
+                    .headers()
+                    .contains_key(axum::http::header::AUTHORIZATION)
+                {
                     state.auth_guard.record_failure(addr, now);
                 }
             }
@@ -74,10 +80,15 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         per_minute: tier_limits.per_minute,
         per_hour: tier_limits.per_hour,
         write_capacity: limits.write_bucket.capacity,
-        write_window_ms: i64::try_from(limits.write_bucket.window_secs.saturating_mul(1000)).unwrap_or(i64::MAX),
+        write_window_ms: i64::try_from(limits.write_bucket.window_secs.saturating_mul(1000))
+            .unwrap_or(i64::MAX),
     };
     let timeout = Duration::from_millis(limits.timeout_ms);
-    let usage = match state.limiter.check(&principal.key_id, now, cost, &quota, timeout).await {
+    let usage = match state
+        .limiter
+        .check(&principal.key_id, now, cost, &quota, timeout)
+        .await
+    {
         Ok(usage) => {
             state.set_limiter_healthy(true);
             usage
@@ -122,7 +133,9 @@ fn upgrade_url(state: &AppState) -> String {
 }
 
 fn retry_after(reset_at: i64, now: i64) -> u64 {
-    u64::try_from((reset_at - now + 999) / 1000).unwrap_or(0).max(1)
+    u64::try_from((reset_at - now + 999) / 1000)
+        .unwrap_or(0)
+        .max(1)
 }
 
 /// Prices a batch by its item count, handing the body on unchanged. A body that can't be
@@ -139,7 +152,13 @@ async fn batch_tokens(req: Request, field: &str, limit: usize) -> Result<(u32, R
         .map_err(|_| Error::PayloadTooLarge { limit })?;
     let items = serde_json::from_slice::<Items>(&bytes)
         .ok()
-        .and_then(|items| if field == "pins" { items.pins } else { items.pin_ids })
+        .and_then(|items| {
+            if field == "pins" {
+                items.pins
+            } else {
+                items.pin_ids
+            }
+        })
         .map_or(0, |items| items.len());
     let tokens = u32::try_from(items.div_ceil(10)).unwrap_or(u32::MAX).max(1);
     Ok((tokens, Request::from_parts(parts, Body::from(bytes))))
@@ -157,24 +176,58 @@ struct Report {
 impl Report {
     fn new(usage: &Usage, cost: Cost, quota: &Quota) -> Report {
         let remaining = |limit: u32, w: &Window| limit.saturating_sub(w.used);
-        let hour = (quota.per_hour, remaining(quota.per_hour, &usage.hour), usage.hour.start + HOUR_MS);
-        let mut minute = (quota.per_minute, remaining(quota.per_minute, &usage.minute), usage.minute.start + MINUTE_MS);
+        let hour = (
+            quota.per_hour,
+            remaining(quota.per_hour, &usage.hour),
+            usage.hour.start + HOUR_MS,
+        );
+        let mut minute = (
+            quota.per_minute,
+            remaining(quota.per_minute, &usage.minute),
+            usage.minute.start + MINUTE_MS,
+        );
         if cost.write {
             let bucket = remaining(quota.write_capacity, &usage.write);
             if bucket < minute.1 {
-                minute = (quota.write_capacity, bucket, usage.write.start + quota.write_window_ms);
+                minute = (
+                    quota.write_capacity,
+                    bucket,
+                    usage.write.start + quota.write_window_ms,
+                );
             }
         }
-        Report { hour, minute, cost: cost.tokens }
+        Report {
+            hour,
+            minute,
+            cost: cost.tokens,
+        }
     }
 
     /// The window that refused the request (the one that frees up last, if several did).
     fn refusal(&self, usage: &Usage, cost: Cost, quota: &Quota) -> (&'static str, u32, u32, i64) {
         let write_tokens = if cost.write { cost.tokens } else { 0 };
         let candidates = [
-            ("minute", quota.per_minute, usage.minute.used, cost.tokens, usage.minute.start + MINUTE_MS),
-            ("hour", quota.per_hour, usage.hour.used, cost.tokens, usage.hour.start + HOUR_MS),
-            ("write", quota.write_capacity, usage.write.used, write_tokens, usage.write.start + quota.write_window_ms),
+            (
+                "minute",
+                quota.per_minute,
+                usage.minute.used,
+                cost.tokens,
+                usage.minute.start + MINUTE_MS,
+            ),
+            (
+                "hour",
+                quota.per_hour,
+                usage.hour.used,
+                cost.tokens,
+                usage.hour.start + HOUR_MS,
+            ),
+            (
+                "write",
+                quota.write_capacity,
+                usage.write.used,
+                write_tokens,
+                usage.write.start + quota.write_window_ms,
+            ),
         ];
         candidates
             .into_iter()

@@ -107,7 +107,10 @@ impl Window {
         if self.start + length > now {
             self
         } else {
-            Window { start: now, used: 0 }
+            Window {
+                start: now,
+                used: 0,
+            }
         }
     }
 }
@@ -125,9 +128,18 @@ pub struct Usage {
 /// fits in all of them.
 pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> Usage {
     let previous = previous.unwrap_or(Usage {
-        minute: Window { start: now, used: 0 },
-        hour: Window { start: now, used: 0 },
-        write: Window { start: now, used: 0 },
+        minute: Window {
+            start: now,
+            used: 0,
+        },
+        hour: Window {
+            start: now,
+            used: 0,
+        },
+        write: Window {
+            start: now,
+            used: 0,
+        },
         granted: false,
     });
     let minute = previous.minute.at(now, MINUTE_MS);
@@ -137,11 +149,24 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
     let fits = minute.used + cost.tokens <= quota.per_minute
         && hour.used + cost.tokens <= quota.per_hour
         && write.used + write_tokens <= quota.write_capacity;
-    let (charge, write_charge) = if fits { (cost.tokens, write_tokens) } else { (0, 0) };
+    let (charge, write_charge) = if fits {
+        (cost.tokens, write_tokens)
+    } else {
+        (0, 0)
+    };
     Usage {
-        minute: Window { used: minute.used + charge, ..minute },
-        hour: Window { used: hour.used + charge, ..hour },
-        write: Window { used: write.used + write_charge, ..write },
+        minute: Window {
+            used: minute.used + charge,
+            ..minute
+        },
+        hour: Window {
+            used: hour.used + charge,
+            ..hour
+        },
+        write: Window {
+            used: write.used + write_charge,
+            ..write
+        },
         granted: fits,
     }
 }
@@ -161,17 +186,28 @@ impl Limiter {
     }
 
     /// Checks and charges `cost` for `subject` (a key id) at `now`.
-    pub async fn check(&self, subject: &str, now: i64, cost: Cost, quota: &Quota, timeout: Duration) -> Result<Usage> {
+    pub async fn check(
+        &self,
+        subject: &str,
+        now: i64,
+        cost: Cost,
+        quota: &Quota,
+        timeout: Duration,
+    ) -> Result<Usage> {
         match self {
             Limiter::Memory(map) => {
-                let mut map = map.lock().map_err(|_| crate::Error::Internal("limiter lock poisoned".into()))?;
+                let mut map = map
+                    .lock()
+                    .map_err(|_| crate::Error::Internal("limiter lock poisoned".into()))?;
                 let usage = decide(map.get(subject).copied(), now, cost, quota);
                 map.insert(subject.to_owned(), usage);
                 Ok(usage)
             }
-            Limiter::Postgres(pool) => tokio::time::timeout(timeout, postgres::check(pool, subject, now, cost, quota))
-                .await
-                .map_err(|_| crate::Error::Unavailable)?,
+            Limiter::Postgres(pool) => {
+                tokio::time::timeout(timeout, postgres::check(pool, subject, now, cost, quota))
+                    .await
+                    .map_err(|_| crate::Error::Unavailable)?
+            }
         }
     }
 }
@@ -186,8 +222,14 @@ mod tests {
         write_capacity: 2,
         write_window_ms: 60_000,
     };
-    const READ: Cost = Cost { tokens: 1, write: false };
-    const WRITE: Cost = Cost { tokens: 1, write: true };
+    const READ: Cost = Cost {
+        tokens: 1,
+        write: false,
+    };
+    const WRITE: Cost = Cost {
+        tokens: 1,
+        write: true,
+    };
 
     #[test]
     fn refused_requests_charge_nothing_and_windows_reset() {
@@ -202,8 +244,20 @@ mod tests {
         assert_eq!(refused.minute.used, 3);
         let next_minute = decide(Some(refused), 61_000, READ, &QUOTA);
         assert!(next_minute.granted);
-        assert_eq!(next_minute.minute, Window { start: 61_000, used: 1 });
-        assert_eq!(next_minute.hour, Window { start: 1_000, used: 4 });
+        assert_eq!(
+            next_minute.minute,
+            Window {
+                start: 61_000,
+                used: 1
+            }
+        );
+        assert_eq!(
+            next_minute.hour,
+            Window {
+                start: 1_000,
+                used: 4
+            }
+        );
     }
 
     #[test]
@@ -213,6 +267,17 @@ mod tests {
         assert_eq!(u.write.used, 2);
         assert!(!decide(Some(u), 0, WRITE, &QUOTA).granted);
         assert!(decide(Some(u), 0, READ, &QUOTA).granted);
-        assert!(!decide(None, 0, Cost { tokens: 4, write: false }, &QUOTA).granted);
+        assert!(
+            !decide(
+                None,
+                0,
+                Cost {
+                    tokens: 4,
+                    write: false
+                },
+                &QUOTA
+            )
+            .granted
+        );
     }
 }

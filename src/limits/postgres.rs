@@ -31,7 +31,13 @@ fn statement() -> String {
     )
 }
 
-pub async fn check(pool: &PgPool, subject: &str, now: i64, cost: Cost, quota: &Quota) -> Result<Usage> {
+pub async fn check(
+    pool: &PgPool,
+    subject: &str,
+    now: i64,
+    cost: Cost,
+    quota: &Quota,
+) -> Result<Usage> {
     let write_tokens = if cost.write { cost.tokens } else { 0 };
     let row = sqlx::query(&statement())
         .bind(subject)
@@ -51,9 +57,18 @@ pub async fn check(pool: &PgPool, subject: &str, now: i64, cost: Cost, quota: &Q
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     };
     Ok(Usage {
-        minute: Window { start: row.try_get("minute_start")?, used: used("minute_used")? },
-        hour: Window { start: row.try_get("hour_start")?, used: used("hour_used")? },
-        write: Window { start: row.try_get("write_start")?, used: used("write_used")? },
+        minute: Window {
+            start: row.try_get("minute_start")?,
+            used: used("minute_used")?,
+        },
+        hour: Window {
+            start: row.try_get("hour_start")?,
+            used: used("hour_used")?,
+        },
+        write: Window {
+            start: row.try_get("write_start")?,
+            used: used("write_used")?,
+        },
         granted: row.try_get("granted")?,
     })
 }

@@ -159,6 +159,14 @@ impl Store {
         }
     }
 
+    /// The PostgreSQL pool, for state that replicas share (rate limits).
+    pub fn pg_pool(&self) -> Option<sqlx::PgPool> {
+        match self {
+            Store::Sqlite(_) => None,
+            Store::Postgres(s) => Some(s.pool()),
+        }
+    }
+
     pub fn backend_name(&self) -> &'static str {
         match self {
             Store::Sqlite(_) => "sqlite",

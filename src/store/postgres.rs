@@ -66,6 +66,10 @@ async fn lock_pins(
 }
 
 impl PgStore {
+    pub fn pool(&self) -> PgPool {
+        self.pool.clone()
+    }
+
     pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)?.application_name("corkboard");
         let pool = PgPoolOptions::new()

@@ -17,6 +17,17 @@ fn pg_admin_url() -> String {
     std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
+/// Limits high enough that only the rate-limit tests, which set their own, ever meet them.
+const GENEROUS_LIMITS: &str = "
+[rate_limits.tiers.team]
+per_minute = 1000000
+per_hour = 1000000
+[rate_limits.write_bucket]
+capacity = 1000000
+[rate_limits.auth_failures]
+per_minute = 1000000
+";
+
 enum Fresh {
     Sqlite(PathBuf),
     Postgres(String),
@@ -138,10 +149,9 @@ impl TestApp {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let settings = Settings::with_overrides(&format!(
-            "database_url = \"{url}\"\nlisten = \"{addr}\"\nmax_connections = 4\n{overrides}"
-        ))
-        .expect("settings");
+        let store = format!("database_url = \"{url}\"\nlisten = \"{addr}\"\nmax_connections = 4\n");
+        let settings =
+            Settings::with_overrides(&[&store, GENEROUS_LIMITS, overrides]).expect("settings");
         let state = AppState::connect(settings).await.expect("open store");
         let key = Self::make_key(&state, "default", "*").await;
         let (stop, stopped) = oneshot::channel::<()>();
