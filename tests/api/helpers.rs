@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use corkboard::{
     auth::{self, NewKey, Scopes, Tier},
+    clock::ManualClock,
     AppState, Settings,
 };
 use reqwest::{header::HeaderMap, Method, RequestBuilder};
@@ -31,6 +34,8 @@ per_minute = 1000000
 enum Fresh {
     Sqlite(PathBuf),
     Postgres(String),
+    /// A replica's: the store belongs to another TestApp.
+    Shared,
 }
 
 /// A running server over its own store. Dropping it stops the server and removes the store.
@@ -40,6 +45,8 @@ pub struct TestApp {
     /// A `*` key of the default workspace.
     pub key: String,
     pub state: AppState,
+    /// The rate limiter's clock: `app.clock.advance(60_000)` crosses a minute window.
+    pub clock: ManualClock,
     pub client: reqwest::Client,
     fresh: Fresh,
     stop: Option<oneshot::Sender<()>>,
@@ -145,6 +152,24 @@ impl TestApp {
 
     /// Starts a server on `url` with extra settings (TOML) over the defaults.
     async fn start(url: &str, fresh: Fresh, overrides: &str) -> TestApp {
+        let clock = ManualClock::new(corkboard::clock::now_ms());
+        Self::serve_store(url, fresh, overrides, clock, true).await
+    }
+
+    /// Another server ("replica") over this app's store, with its own process state (pool,
+    /// limiter, guard) and the same clock. Dropping it leaves the store in place.
+    pub async fn replica(&self, overrides: &str) -> TestApp {
+        let url = self.state.settings.database_url.clone();
+        Self::serve_store(&url, Fresh::Shared, overrides, self.clock.clone(), false).await
+    }
+
+    async fn serve_store(
+        url: &str,
+        fresh: Fresh,
+        overrides: &str,
+        clock: ManualClock,
+        with_key: bool,
+    ) -> TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -152,8 +177,15 @@ impl TestApp {
         let store = format!("database_url = \"{url}\"\nlisten = \"{addr}\"\nmax_connections = 4\n");
         let settings =
             Settings::with_overrides(&[&store, GENEROUS_LIMITS, overrides]).expect("settings");
-        let state = AppState::connect(settings).await.expect("open store");
-        let key = Self::make_key(&state, "default", "*").await;
+        let state = AppState::connect(settings)
+            .await
+            .expect("open store")
+            .with_clock(Arc::new(clock.clone()));
+        let key = if with_key {
+            Self::make_key(&state, "default", "*", Tier::Team).await
+        } else {
+            String::new()
+        };
         let (stop, stopped) = oneshot::channel::<()>();
         let server = tokio::spawn(corkboard::serve(listener, state.clone(), async {
             let _ = stopped.await;
@@ -162,6 +194,7 @@ impl TestApp {
             base: format!("http://{addr}"),
             key,
             state,
+            clock,
             client: reqwest::Client::new(),
             fresh,
             stop: Some(stop),
@@ -169,14 +202,14 @@ impl TestApp {
         }
     }
 
-    async fn make_key(state: &AppState, workspace: &str, scopes: &str) -> String {
+    async fn make_key(state: &AppState, workspace: &str, scopes: &str, tier: Tier) -> String {
         let key = auth::create_key(
             &state.store,
             NewKey {
                 workspace: workspace.into(),
                 name: "test".into(),
                 scopes: Scopes::parse_list(scopes).expect("scopes"),
-                tier: Tier::Team,
+                tier,
             },
         )
         .await
@@ -186,12 +219,17 @@ impl TestApp {
 
     /// A new key of the default workspace with these comma-separated scopes.
     pub async fn key_with(&self, scopes: &str) -> String {
-        Self::make_key(&self.state, "default", scopes).await
+        Self::make_key(&self.state, "default", scopes, Tier::Team).await
+    }
+
+    /// A new `*` key of the default workspace with this rate-limit tier.
+    pub async fn key_of_tier(&self, tier: Tier) -> String {
+        Self::make_key(&self.state, "default", "*", tier).await
     }
 
     /// A new key of `workspace` (created when new).
     pub async fn key_in(&self, workspace: &str, scopes: &str) -> String {
-        Self::make_key(&self.state, workspace, scopes).await
+        Self::make_key(&self.state, workspace, scopes, Tier::Team).await
     }
 
     /// A request to `path` (e.g. `/v1/pins`) authenticated with the `*` key.
@@ -250,6 +288,7 @@ impl Drop for TestApp {
             server.abort();
         }
         match &self.fresh {
+            Fresh::Shared => {}
             Fresh::Sqlite(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }

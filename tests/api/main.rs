@@ -1,8 +1,13 @@
 //! HTTP tests of the whole API against the real router, on SQLite and on PostgreSQL.
 //! One binary: every module below shares it, and tests run in parallel.
 
-mod helpers;
-mod smoke;
+mod auth;
 mod batch;
+mod cli;
+mod errors;
+mod helpers;
+mod limits;
 mod lists;
+mod ops;
 mod pins;
+mod smoke;

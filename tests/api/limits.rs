@@ -1,0 +1,318 @@
+//! Rate limits (SPEC.md 8, CONTRACT.md 9) with their real default values, on both stores.
+//! Windows are crossed by moving the server's clock, never by sleeping.
+
+use corkboard::{auth::Tier, clock::Clock};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::*;
+
+/// SPEC.md 8 as configured by default (TestApp raises limits for every other test).
+const SPEC_LIMITS: &str = "
+[rate_limits.tiers.starter]
+per_minute = 1
+per_hour = 16
+[rate_limits.tiers.professional]
+per_minute = 60
+per_hour = 1000
+[rate_limits.tiers.team]
+per_minute = 300
+per_hour = 5000
+[rate_limits.write_bucket]
+capacity = 90
+window_secs = 60
+[rate_limits.auth_failures]
+per_minute = 5
+";
+
+/// `mod $name { sqlite(), postgres() }` with the SPEC limits in force.
+macro_rules! limited {
+    ($(async fn $name:ident($app:ident) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test]
+            async fn sqlite() {
+                let $app = TestApp::sqlite_with(SPEC_LIMITS).await;
+                $body
+            }
+            #[tokio::test]
+            async fn postgres() {
+                let $app = TestApp::postgres_with(SPEC_LIMITS).await;
+                $body
+            }
+        }
+    )*};
+}
+
+const HEADERS: [&str; 7] = [
+    "x-ratelimit-limit-hour",
+    "x-ratelimit-remaining-hour",
+    "x-ratelimit-reset-hour",
+    "x-ratelimit-limit-minute",
+    "x-ratelimit-remaining-minute",
+    "x-ratelimit-reset-minute",
+    "x-ratelimit-token-cost",
+];
+
+async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: Option<&Value>) -> Resp {
+    let mut req = app
+        .client
+        .request(method, format!("{}{path}", app.base))
+        .bearer_auth(key);
+    if let Some(body) = body {
+        req = req.json(body);
+    }
+    app.send(req).await
+}
+
+fn num(resp: &Resp, header: &str) -> i64 {
+    resp.header(header)
+        .unwrap_or_else(|| panic!("missing {header}: {:?}", resp.headers))
+        .parse()
+        .expect("integer header")
+}
+
+fn iso_in(app: &TestApp, ms: i64) -> String {
+    corkboard::clock::iso(app.clock.now_ms() + ms)
+}
+
+fn pins(n: usize) -> Value {
+    json!({ "pins": (0..n).map(|i| stat_cards(&format!("p{i}"))).collect::<Vec<_>>() })
+}
+
+limited! {
+    async fn all_seven_headers_on_success_with_truthful_values(app) {
+        let key = app.key_of_tier(Tier::Professional).await;
+        let start = app.clock.now_ms();
+        let r = call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+        for h in HEADERS {
+            assert!(r.header(h).is_some(), "missing {h}");
+        }
+        assert_eq!(num(&r, "x-ratelimit-limit-minute"), 60);
+        assert_eq!(num(&r, "x-ratelimit-remaining-minute"), 59);
+        assert_eq!(num(&r, "x-ratelimit-limit-hour"), 1000);
+        assert_eq!(num(&r, "x-ratelimit-remaining-hour"), 999);
+        assert_eq!(num(&r, "x-ratelimit-token-cost"), 1);
+        assert_eq!(r.header("x-ratelimit-reset-minute"), Some(corkboard::clock::iso(start + 60_000).as_str()));
+        assert_eq!(r.header("x-ratelimit-reset-hour"), Some(corkboard::clock::iso(start + 3_600_000).as_str()));
+    }
+
+    async fn headers_on_client_errors_and_not_without_a_credential(app) {
+        let key = app.key_of_tier(Tier::Professional).await;
+        let missing = call(&app, &key, Method::GET, "/v1/pins/p-nope", None).await.expect(404);
+        assert_eq!(num(&missing, "x-ratelimit-remaining-minute"), 59);
+        let invalid = call(&app, &key, Method::POST, "/v1/pins", Some(&json!({"pin_type": "nope"}))).await.expect(400);
+        assert_eq!(num(&invalid, "x-ratelimit-remaining-minute"), 58);
+        let anonymous = app.send(app.client.get(format!("{}/v1/pins", app.base))).await.expect(401);
+        assert!(anonymous.header("x-ratelimit-limit-minute").is_none());
+    }
+
+    async fn starter_minute_limit_then_reset_with_the_clock(app) {
+        let key = app.key_of_tier(Tier::Starter).await;
+        call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+        let refused = call(&app, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        let details = &refused.body["error"]["details"];
+        assert_eq!(details["limit"], json!(1));
+        assert_eq!(details["used"], json!(1));
+        assert_eq!(details["window"], json!("minute"));
+        assert_eq!(details["tier"], json!("starter"));
+        assert_eq!(details["resetAt"], json!(iso_in(&app, 60_000)));
+        assert!(details["upgrade_url"].as_str().unwrap().starts_with("http"));
+        assert_eq!(refused.header("retry-after"), Some("60"));
+        assert!(refused.body["error"]["message"].as_str().unwrap().contains("1 of 1"));
+        for h in HEADERS {
+            assert!(refused.header(h).is_some(), "429 lacks {h}");
+        }
+        assert_eq!(num(&refused, "x-ratelimit-remaining-minute"), 0);
+
+        app.clock.advance(30_000);
+        let later = call(&app, &key, Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(later.header("retry-after"), Some("30"));
+        app.clock.advance(30_000);
+        call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+    }
+
+    async fn starter_hour_limit_holds_across_minutes(app) {
+        let key = app.key_of_tier(Tier::Starter).await;
+        for i in 0..16 {
+            let r = call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+            assert_eq!(num(&r, "x-ratelimit-remaining-hour"), 15 - i);
+            app.clock.advance(60_000);
+        }
+        let refused = call(&app, &key, Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(refused.body["error"]["details"]["window"], json!("hour"));
+        assert_eq!(refused.body["error"]["details"]["used"], json!(16));
+        app.clock.advance(3_600_000);
+        call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+    }
+
+    async fn professional_minute_limit_is_exact_and_headers_never_lie(app) {
+        let key = app.key_of_tier(Tier::Professional).await;
+        for i in 0..60 {
+            let r = call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+            assert_eq!(num(&r, "x-ratelimit-remaining-minute"), 59 - i);
+        }
+        call(&app, &key, Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+    }
+
+    async fn team_minute_limit_is_300(app) {
+        let key = app.key_of_tier(Tier::Team).await;
+        for _ in 0..300 {
+            call(&app, &key, Method::GET, "/v1/pins", None).await.expect(200);
+        }
+        let refused = call(&app, &key, Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(refused.body["error"]["details"]["limit"], json!(300));
+        assert_eq!(refused.body["error"]["details"]["tier"], json!("team"));
+    }
+
+    async fn writes_draw_on_the_bucket_of_90_whatever_the_method(app) {
+        let key = app.key_of_tier(Tier::Team).await;
+        let id = call(&app, &key, Method::POST, "/v1/pins", Some(&stat_cards("w"))).await.expect(200).data()["pin_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let path = format!("/v1/pins/{id}");
+        let update = json!({"metadata": {"title": "t"}});
+        for i in 1..90 {
+            let method = if i % 2 == 0 { Method::PUT } else { Method::PATCH };
+            let r = call(&app, &key, method, &path, Some(&update)).await.expect(200);
+            // For writes the minute headers show the write bucket: it binds first.
+            assert_eq!(num(&r, "x-ratelimit-limit-minute"), 90);
+            assert_eq!(num(&r, "x-ratelimit-remaining-minute"), 89 - i);
+        }
+        let refused = call(&app, &key, Method::PATCH, &path, Some(&update)).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(refused.body["error"]["details"]["window"], json!("write"));
+        assert_eq!(refused.body["error"]["details"]["limit"], json!(90));
+        call(&app, &key, Method::PUT, &path, Some(&update)).await.expect(429);
+        call(&app, &key, Method::DELETE, &path, None).await.expect(429);
+        call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(1))).await.expect(429);
+        // Reads are not writes.
+        let read = call(&app, &key, Method::GET, &path, None).await.expect(200);
+        assert_eq!(read.data()["version"], json!(90));
+        call(&app, &key, Method::POST, "/v1/pins/batch/get", Some(&json!({"pin_ids": [id]}))).await.expect(200);
+        app.clock.advance(60_000);
+        call(&app, &key, Method::PATCH, &path, Some(&update)).await.expect(200);
+    }
+
+    async fn batches_cost_a_token_per_ten_items(app) {
+        let key = app.key_of_tier(Tier::Team).await;
+        let r = call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(25))).await.expect(200);
+        assert_eq!(num(&r, "x-ratelimit-token-cost"), 3);
+        assert_eq!(num(&r, "x-ratelimit-remaining-hour"), 5000 - 3);
+        let ids: Vec<Value> = r.data().as_array().unwrap().iter().map(|p| p["pin_id"].clone()).collect();
+        let got = call(&app, &key, Method::POST, "/v1/pins/batch/get", Some(&json!({"pin_ids": ids}))).await.expect(200);
+        assert_eq!(num(&got, "x-ratelimit-token-cost"), 3);
+        let r = call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(100))).await.expect(200);
+        assert_eq!(num(&r, "x-ratelimit-token-cost"), 10);
+        let r = call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(1))).await.expect(200);
+        assert_eq!(num(&r, "x-ratelimit-token-cost"), 1);
+        // 3 + 3 + 10 + 1 tokens so far: the hour says so.
+        assert_eq!(num(&r, "x-ratelimit-remaining-hour"), 5000 - 17);
+    }
+
+    async fn batches_cannot_bypass_the_bucket(app) {
+        let key = app.key_of_tier(Tier::Team).await;
+        for _ in 0..8 {
+            call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(100))).await.expect(200);
+        }
+        // 80 of 90 used: a batch of 11 (2 tokens) fits, then 9 singles, then nothing.
+        call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(11))).await.expect(200);
+        for _ in 0..8 {
+            call(&app, &key, Method::POST, "/v1/pins", Some(&stat_cards("s"))).await.expect(200);
+        }
+        call(&app, &key, Method::POST, "/v1/pins/batch", Some(&pins(20))).await.expect(429);
+        call(&app, &key, Method::POST, "/v1/pins", Some(&stat_cards("s"))).await.expect(429);
+    }
+
+    async fn a_refused_request_changes_nothing(app) {
+        let key = app.key_of_tier(Tier::Starter).await;
+        call(&app, &key, Method::POST, "/v1/pins", Some(&stat_cards("first"))).await.expect(200);
+        call(&app, &key, Method::POST, "/v1/pins", Some(&stat_cards("second"))).await.expect(429);
+        let all = app.get("/v1/pins").await.expect(200);
+        assert_eq!(all.data().as_array().unwrap().len(), 1);
+        assert_eq!(all.data()[0]["metadata"]["title"], json!("first"));
+    }
+
+    async fn limits_are_per_key(app) {
+        let a = app.key_of_tier(Tier::Starter).await;
+        let b = app.key_of_tier(Tier::Starter).await;
+        call(&app, &a, Method::GET, "/v1/pins", None).await.expect(200);
+        call(&app, &a, Method::GET, "/v1/pins", None).await.expect(429);
+        call(&app, &b, Method::GET, "/v1/pins", None).await.expect(200);
+    }
+
+    async fn failed_authentications_are_limited_per_address(app) {
+        let good = app.key_of_tier(Tier::Team).await;
+        // Successful requests never count towards the guard.
+        for _ in 0..10 {
+            call(&app, &good, Method::GET, "/v1/pins", None).await.expect(200);
+        }
+        let guess = "cbk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+        for _ in 0..5 {
+            call(&app, guess, Method::GET, "/v1/pins", None).await.expect_error(401, "UNAUTHORIZED", None);
+        }
+        let blocked = call(&app, guess, Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(blocked.header("retry-after"), Some("60"));
+        // While blocked, no key from this address is even looked at.
+        call(&app, &good, Method::GET, "/v1/pins", None).await.expect(429);
+        app.clock.advance(60_000);
+        call(&app, &good, Method::GET, "/v1/pins", None).await.expect(200);
+    }
+}
+
+mod replicas {
+    use super::*;
+
+    /// Two servers over one PostgreSQL database share every key's limits.
+    #[tokio::test]
+    async fn the_61st_request_is_refused_whichever_replica_gets_it() {
+        let one = TestApp::postgres_with(SPEC_LIMITS).await;
+        let two = one.replica(SPEC_LIMITS).await;
+        let key = one.key_of_tier(Tier::Professional).await;
+        for i in 0..60 {
+            let server = if i % 2 == 0 { &one } else { &two };
+            let r = call(server, &key, Method::GET, "/v1/pins", None)
+                .await
+                .expect(200);
+            assert_eq!(num(&r, "x-ratelimit-remaining-minute"), 59 - i);
+        }
+        call(&one, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect(429);
+        call(&two, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect(429);
+    }
+
+    /// The limiter's table gone: `closed` refuses with 503 and `/readyz` says so; `open`
+    /// lets the request through.
+    #[tokio::test]
+    async fn limiter_failure_follows_the_failure_mode() {
+        let closed = TestApp::postgres_with(SPEC_LIMITS).await;
+        let open = closed
+            .replica(&format!(
+                "{SPEC_LIMITS}\n[rate_limits]\nfailure_mode = \"open\""
+            ))
+            .await;
+        let key = closed.key.clone();
+        sqlx::query("DROP TABLE rate_limit_windows")
+            .execute(&closed.state.store.pg_pool().unwrap())
+            .await
+            .unwrap();
+        let refused = call(&closed, &key, Method::GET, "/v1/pins", None).await;
+        assert_eq!(refused.status, 503);
+        assert_eq!(refused.code(), "SERVICE_UNAVAILABLE");
+        assert!(refused.header("retry-after").is_some());
+        let ready = closed
+            .send(closed.client.get(format!("{}/readyz", closed.base)))
+            .await
+            .expect(200);
+        assert_eq!(ready.data()["rate_limiter"], json!("degraded"));
+        call(&open, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect(200);
+    }
+}
