@@ -25,6 +25,17 @@ async fn assert_no_pins(app: &TestApp) {
     assert_eq!(list.data(), &json!([]), "body: {}", list.body);
 }
 
+/// Asserts the response is a JSON document (never HTML or an empty body).
+#[track_caller]
+fn assert_json(resp: &Resp) {
+    let ct = resp.header("content-type").unwrap_or("");
+    assert!(
+        ct.starts_with("application/json"),
+        "content-type {ct:?}; body: {}",
+        resp.body
+    );
+}
+
 /// A create body (shape A) with this `pin_config`.
 fn with_config(pin_type: &str, config: Value) -> Value {
     json!({"pin_type": pin_type, "pin_config": config})
@@ -88,22 +99,31 @@ fn nested_body(depth: usize) -> String {
     )
 }
 
-/// A valid create body of exactly `len` bytes (padding the title).
+/// A valid create body of exactly `len` bytes (JSON padded with trailing whitespace).
 fn body_of_len(len: usize) -> Vec<u8> {
-    let mut body = stat_cards("");
-    let base = serde_json::to_vec(&body).unwrap().len();
-    assert!(len >= base, "{len} < {base}");
-    body["metadata"]["title"] = json!("t".repeat(len - base));
-    let bytes = serde_json::to_vec(&body).unwrap();
-    assert_eq!(bytes.len(), len);
+    let mut bytes = serde_json::to_vec(&stat_cards("padded")).unwrap();
+    assert!(len >= bytes.len(), "{len} < {}", bytes.len());
+    bytes.resize(len, b' ');
     bytes
 }
 
 /// The body limit against a server configured with `body_bytes = 1000`.
 async fn small_body_limit(app: TestApp) {
-    let at_limit = post_raw(&app, "/v1/pins", Some("application/json"), body_of_len(1000)).await;
+    let at_limit = post_raw(
+        &app,
+        "/v1/pins",
+        Some("application/json"),
+        body_of_len(1000),
+    )
+    .await;
     at_limit.expect(200);
-    let over = post_raw(&app, "/v1/pins", Some("application/json"), body_of_len(1001)).await;
+    let over = post_raw(
+        &app,
+        "/v1/pins",
+        Some("application/json"),
+        body_of_len(1001),
+    )
+    .await;
     let over = over.expect_error(413, "PAYLOAD_TOO_LARGE", None);
     assert_eq!(over.body["error"]["details"]["limit_bytes"], json!(1000));
     // The limit holds on every body-taking route.
@@ -131,6 +151,7 @@ both_stores! {
         for path in ["/v1/nope", "/nope", "/v1/pins/p-x/nope", "/pins/p-x/nope", "/v2/pins", "/v1"] {
             let resp = app.get(path).await;
             assert_eq!(resp.status, 404, "{path}: {}", resp.body);
+            assert_json(&resp);
             resp.expect_error(404, "NOT_FOUND", None);
         }
         let resp = app.post("/v1/nope", &json!({})).await;
@@ -158,6 +179,7 @@ both_stores! {
         for (method, path) in cases {
             let resp = app.send(app.req(method.clone(), &path)).await;
             assert_eq!(resp.status, 405, "{method} {path}: {}", resp.body);
+            assert_json(&resp);
             resp.expect_error(405, "METHOD_NOT_ALLOWED", None);
         }
         // None of those touched the pin.
@@ -169,6 +191,7 @@ both_stores! {
         for text in [r#"{"pin_type": "stat-cards","#, "not json", "", r#"{"a":1} trailing"#] {
             let resp = post_raw(&app, "/v1/pins", Some("application/json"), text.into()).await;
             assert_eq!(resp.status, 400, "{text:?}: {}", resp.body);
+            assert_json(&resp);
             assert_invalid(resp, "body");
         }
         let id = app.create_pin(&stat_cards("x")).await["pin_id"].as_str().unwrap().to_owned();
@@ -194,6 +217,7 @@ both_stores! {
         for ct in [None, Some("text/plain"), Some("application/x-www-form-urlencoded"), Some("application/jsonx")] {
             let resp = post_raw(&app, "/v1/pins", ct, body.clone()).await;
             assert_eq!(resp.status, 415, "{ct:?}: {}", resp.body);
+            assert_json(&resp);
             resp.expect_error(415, "UNSUPPORTED_MEDIA_TYPE", None);
         }
         for path in ["/v1/pins/batch", "/v1/pins/batch/get", "/v1/pins/batch/update", "/v1/pins/batch/delete"] {
@@ -221,6 +245,7 @@ both_stores! {
         let bytes = serde_json::to_vec(&body).unwrap();
         assert!(bytes.len() > limit);
         let resp = post_raw(&app, "/v1/pins", Some("application/json"), bytes).await;
+        assert_json(&resp);
         let resp = resp.expect_error(413, "PAYLOAD_TOO_LARGE", None);
         assert_eq!(resp.body["error"]["details"]["limit_bytes"], json!(limit));
         assert_no_pins(&app).await;

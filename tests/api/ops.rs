@@ -46,6 +46,8 @@ both_stores! {
         seen.push(request_id(&unauthorized));
         let method = app.send(app.req(Method::DELETE, "/v1/pins")).await.expect(405);
         seen.push(request_id(&method));
+        let media = app.send(app.req(Method::POST, "/v1/pins").body("{}")).await.expect(415);
+        seen.push(request_id(&media));
         for path in ["/healthz", "/readyz", "/metrics"] {
             let resp = anonymous(&app, path).await;
             let id = resp.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
