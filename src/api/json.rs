@@ -76,12 +76,8 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 format!("JSON nested at most {max_depth} deep"),
             ));
         }
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        let parsed = T::deserialize(&mut de).ok();
-        if let (Some(value), Ok(())) = (parsed, de.end()) {
-            return Ok(ApiJson(value, bytes));
-        }
-        // Explain precisely: parse as plain JSON, then locate the first wrong field.
+        // Through a JSON value, so that objects must be objects (serde would also take a
+        // struct as an array) and every error names its field.
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))?;
         parse_body::<T>(&value, "").map(|v| ApiJson(v, bytes))

@@ -2,27 +2,38 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chrono::{DateTime, NaiveDate};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
+use super::rules::{is_date, is_web_url};
 use super::{ConfigError, PinConfig};
 
-/// Configuration of a `flexible-table` pin.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// Most columns in one table.
+const MAX_COLUMNS: usize = 100;
+/// Most rows in one table.
+const MAX_ROWS: usize = 10_000;
+
+/// A table whose columns declare the type of their cells.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlexibleTableConfig {
-    /// The columns, 1 to 100, in display order.
+    /// The columns, 1 to 100, in display order; their ids must be unique
+    /// (checked by the service).
+    #[schemars(length(min = 1, max = MAX_COLUMNS))]
     pub columns: Vec<Column>,
-    /// The rows, at most 10000, in display order.
+    /// The rows, at most 10000, in display order; their ids must be unique
+    /// (checked by the service).
+    #[schemars(length(max = MAX_ROWS))]
     pub rows: Vec<Row>,
 }
 
 /// One column of the table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Column {
     /// Non-empty id, unique among the columns; rows key their cells by it.
+    #[schemars(length(min = 1))]
     pub id: String,
     /// Header shown to users.
     pub name: String,
@@ -32,7 +43,7 @@ pub struct Column {
 }
 
 /// What a column's cells hold; `null` is allowed in any column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnType {
     /// A JSON string.
@@ -48,13 +59,33 @@ pub enum ColumnType {
 }
 
 /// One row of the table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Row {
     /// Id unique among the rows.
     pub id: String,
-    /// Cells by column id; missing cells are empty.
+    /// Cells by column id; missing cells are empty. Each key must be a declared
+    /// column id and each value `null` or of its column's type (checked by the
+    /// service).
     pub cells: Map<String, Value>,
+}
+
+/// The catalogue's example.
+pub(super) fn example() -> Value {
+    json!({
+        "columns": [
+            {"id": "name", "name": "Name", "type": "text"},
+            {"id": "price", "name": "Price", "type": "number"},
+            {"id": "since", "name": "Since", "type": "date"},
+            {"id": "active", "name": "Active", "type": "boolean"},
+            {"id": "site", "name": "Site", "type": "link"}
+        ],
+        "rows": [
+            {"id": "r1", "cells": {"name": "Ada", "price": 9.5, "since": "2024-02-29",
+                                   "active": true, "site": "https://example.com"}},
+            {"id": "r2", "cells": {"name": "Grace", "price": null}}
+        ]
+    })
 }
 
 impl ColumnType {
@@ -82,23 +113,9 @@ impl ColumnType {
     }
 }
 
-fn is_date(s: &str) -> bool {
-    let plain_date = s.len() == 10
-        && s.bytes().enumerate().all(|(i, b)| match i {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        });
-    DateTime::parse_from_rfc3339(s).is_ok()
-        || (plain_date && NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok())
-}
-
-fn is_web_url(s: &str) -> bool {
-    url::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
-}
-
 impl PinConfig for FlexibleTableConfig {
     fn check(&self) -> Result<(), ConfigError> {
-        if !(1..=100).contains(&self.columns.len()) {
+        if !(1..=MAX_COLUMNS).contains(&self.columns.len()) {
             return Err(ConfigError::new("columns", "1 to 100 columns"));
         }
         let mut kinds = HashMap::new();
@@ -112,7 +129,7 @@ impl PinConfig for FlexibleTableConfig {
                 return Err(ConfigError::new(path(), expected));
             }
         }
-        if self.rows.len() > 10_000 {
+        if self.rows.len() > MAX_ROWS {
             return Err(ConfigError::new("rows", "at most 10000 rows"));
         }
         let mut row_ids = HashSet::new();
@@ -141,30 +158,18 @@ impl PinConfig for FlexibleTableConfig {
 
 #[cfg(test)]
 mod tests {
+    use crate::pin_types::tests::{assert_refusals, Case};
     use crate::pin_types::{validate, ConfigError, PinType};
     use serde_json::{json, Value};
 
     fn table(rows: Value) -> Value {
-        json!({
-            "columns": [
-                {"id": "name", "name": "Name", "type": "text"},
-                {"id": "price", "name": "Price", "type": "number"},
-                {"id": "since", "name": "Since", "type": "date"},
-                {"id": "active", "name": "Active", "type": "boolean"},
-                {"id": "site", "name": "Site", "type": "link"}
-            ],
-            "rows": rows
-        })
+        let mut config = super::example();
+        config["rows"] = rows;
+        config
     }
 
     fn refused(config: Value) -> ConfigError {
         validate(PinType::FlexibleTable, &config).unwrap_err()
-    }
-
-    fn refused_cell(column: &str, cell: Value) -> ConfigError {
-        refused(table(
-            json!([{"id": "r1", "cells": {}}, {"id": "r2", "cells": {column: cell}}]),
-        ))
     }
 
     #[test]
@@ -205,108 +210,100 @@ mod tests {
     }
 
     #[test]
-    fn structure_errors_point_at_the_field() {
-        let mut config = table(json!([]));
-        config["columns"][2]["type"] = json!("money");
-        let err = refused(config.clone());
-        assert_eq!(err.path, "columns[2].type");
-        assert_eq!(err.expected, "one of text, number, date, boolean, link");
-        config["columns"][2] = json!({"id": "since", "name": "Since"});
-        let err = refused(config.clone());
-        assert_eq!(err.path, "columns[2].type");
-        assert_eq!(
-            err.expected,
-            "one of text, number, date, boolean, link (required)"
-        );
-        config["columns"][2] = json!({"id": "since", "name": "Since", "type": "date", "width": 3});
-        let err = refused(config);
-        assert_eq!(
-            err,
-            ConfigError::new(
-                "columns[2].width",
-                "no such field (allowed: id, name, type)"
-            )
-        );
-        let err = refused(table(json!([{"id": "r1"}])));
-        assert_eq!(
-            err,
-            ConfigError::new("rows[0].cells", "a JSON object (required)")
-        );
-        let err = refused(table(json!([{"id": 1, "cells": {}}])));
-        assert_eq!(err, ConfigError::new("rows[0].id", "a string"));
-    }
-
-    #[test]
-    fn ids_are_unique_and_non_empty() {
-        let mut config = table(json!([]));
-        config["columns"][3]["id"] = json!("name");
-        let err = refused(config.clone());
-        assert_eq!(
-            err,
-            ConfigError::new("columns[3].id", "a column id not used by an earlier column")
-        );
-        config["columns"][3]["id"] = json!("");
-        assert_eq!(
-            refused(config),
-            ConfigError::new("columns[3].id", "a non-empty string")
-        );
-        let rows =
-            json!([{"id": "a", "cells": {}}, {"id": "b", "cells": {}}, {"id": "a", "cells": {}}]);
-        let err = refused(table(rows));
-        assert_eq!(
-            err,
-            ConfigError::new("rows[2].id", "a row id not used by an earlier row")
-        );
-    }
-
-    #[test]
-    fn cells_must_use_declared_columns() {
-        let err = refused_cell("nope", json!(1));
-        assert_eq!(err.path, "rows[1].cells.nope");
-        assert_eq!(
-            err.expected,
-            "a declared column id (one of: name, price, since, active, site)"
-        );
-    }
-
-    #[test]
-    fn cells_must_match_their_column_type() {
-        let cases = [
+    fn refusals() {
+        let types = "one of text, number, date, boolean, link";
+        let declared = "a declared column id (one of: name, price, since, active, site)";
+        let mut cases: Vec<Case> = vec![
             (
-                "price",
+                "/columns/2/type",
+                Some(json!("money")),
+                "columns[2].type",
+                types,
+            ),
+            (
+                "/columns/2/type",
+                None,
+                "columns[2].type",
+                "link (required)",
+            ),
+            (
+                "/columns/2/width",
+                Some(json!(3)),
+                "columns[2].width",
+                "(allowed: id, name, type)",
+            ),
+            (
+                "/columns/1",
+                Some(json!(["price", "Price", "number"])),
+                "columns[1]",
+                "a JSON object",
+            ),
+            (
+                "/rows/0/cells",
+                None,
+                "rows[0].cells",
+                "a JSON object (required)",
+            ),
+            ("/rows/0/id", Some(json!(1)), "rows[0].id", "a string"),
+            (
+                "/columns/3/id",
+                Some(json!("name")),
+                "columns[3].id",
+                "not used by an earlier column",
+            ),
+            (
+                "/columns/3/id",
+                Some(json!("")),
+                "columns[3].id",
+                "a non-empty string",
+            ),
+            (
+                "/rows/1/id",
+                Some(json!("r1")),
+                "rows[1].id",
+                "a row id not used by an earlier row",
+            ),
+            (
+                "/rows/1/cells/nope",
+                Some(json!(1)),
+                "rows[1].cells.nope",
+                declared,
+            ),
+        ];
+        let price = ("/rows/1/cells/price", "rows[1].cells.price");
+        let since = ("/rows/1/cells/since", "rows[1].cells.since");
+        let site = ("/rows/1/cells/site", "rows[1].cells.site");
+        let cells = [
+            (
+                price,
                 json!("12"),
                 "a JSON number (column `price` has type number)",
             ),
             (
-                "name",
+                ("/rows/1/cells/name", "rows[1].cells.name"),
                 json!(12),
-                "a JSON string (column `name` has type text)",
+                "a JSON string (column",
             ),
             (
-                "active",
+                ("/rows/1/cells/active", "rows[1].cells.active"),
                 json!("true"),
-                "a JSON boolean (column `active` has type boolean)",
+                "a JSON boolean",
             ),
+            (since, json!("2024-02-30"), "(column `since` has type date)"),
+            (since, json!("2024-1-05"), "date"),
+            (since, json!("yesterday"), "date"),
+            (since, json!(20240101), "date"),
             (
-                "since",
-                json!("2024-02-30"),
-                "(column `since` has type date)",
-            ),
-            ("since", json!("2024-1-05"), "date"),
-            ("since", json!("yesterday"), "date"),
-            ("since", json!(20240101), "date"),
-            (
-                "site",
+                site,
                 json!("javascript:alert(1)"),
                 "an absolute http or https URL",
             ),
-            ("site", json!("/relative/path"), "URL"),
-            ("site", json!("ftp://example.com"), "URL"),
+            (site, json!("/relative/path"), "URL"),
+            (site, json!("ftp://example.com"), "URL"),
         ];
-        for (column, cell, expected) in cases {
-            let err = refused_cell(column, cell.clone());
-            assert_eq!(err.path, format!("rows[1].cells.{column}"), "{cell}");
-            assert!(err.expected.contains(expected), "{cell}: {}", err.expected);
+        for ((pointer, path), cell, expected) in cells {
+            cases.push((pointer, Some(cell), path, expected));
         }
+        assert_refusals(PinType::FlexibleTable, cases);
     }
 }

@@ -1,13 +1,48 @@
 //! Pin types and the validation of their configurations.
 //!
-//! Each pin type lives in its own file as plain serde structs with
-//! `#[serde(deny_unknown_fields)]` plus a [`PinConfig::check`] for the rules
-//! serde cannot express. Adding a type means adding a file, a [`PinType`]
-//! variant, its wire name and a `validate` arm.
+//! The catalogue is CONTRACT.md 5: 18 types, listed in [`PinType::ALL`]. Each
+//! lives in its own file (`line-chart`, `area-chart` and `bar-chart` share
+//! `charts.rs`) as plain serde structs with `#[serde(deny_unknown_fields)]`
+//! that also derive [`schemars::JsonSchema`], plus a `PinConfig::check` for
+//! the rules serde cannot express (equal lengths, `min < max`, URL schemes,
+//! dates, finite numbers, size caps). The same types thus give both
+//! [`validate`] and the published JSON Schema ([`PinType::schema`]); caps that
+//! JSON Schema can state appear there as `maxItems`/`maxLength`, and the rules
+//! only `check` enforces are named in the fields' descriptions.
+//!
+//! Structs must be JSON objects: serde would also take an array of their
+//! fields in order, which `strict.rs` refuses. Every cap is documented on its
+//! field; the serialised size and nesting of a configuration are limited
+//! separately by the pins API (CONTRACT.md 3).
+//!
+//! Adding a type means adding a file, a [`PinType`] variant in
+//! [`PinType::ALL`] and its entry in `catalogue.rs`.
 
+mod catalogue;
+pub mod charts;
+pub mod code;
+mod config_error;
 pub mod flexible_table;
+pub mod gauge;
+pub mod heatmap;
+pub mod image;
+pub mod json;
+pub mod kpi;
+pub mod list;
+pub mod markdown;
+pub mod pie_chart;
+pub mod progress;
+mod rules;
+pub mod scatter_chart;
 pub mod stat_cards;
+pub mod status_grid;
+mod strict;
+pub mod timeline;
 
+pub(crate) use config_error::parse;
+pub use config_error::ConfigError;
+
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -16,20 +51,68 @@ use serde_json::Value;
 pub enum PinType {
     /// Row of headline numbers (`stat-cards`).
     StatCards,
+    /// One key figure with unit, trend and sparkline (`kpi`).
+    Kpi,
+    /// Lines over shared labels (`line-chart`).
+    LineChart,
+    /// Filled lines over shared labels (`area-chart`).
+    AreaChart,
+    /// Bars over shared labels (`bar-chart`).
+    BarChart,
+    /// Shares of a whole (`pie-chart`).
+    PieChart,
+    /// Points on two numeric axes (`scatter-chart`).
+    ScatterChart,
+    /// Grid of values coloured by size (`heatmap`).
+    Heatmap,
+    /// One value on a dial (`gauge`).
+    Gauge,
+    /// Progress bars (`progress`).
+    Progress,
     /// Table with typed columns (`flexible-table`).
     FlexibleTable,
+    /// Markdown text (`markdown`).
+    Markdown,
+    /// Any JSON document (`json`).
+    Json,
+    /// Source code (`code`).
+    Code,
+    /// A picture by URL (`image`).
+    Image,
+    /// Items, optionally checkable or linked (`list`).
+    List,
+    /// Dated events (`timeline`).
+    Timeline,
+    /// Named things with a status each (`status-grid`).
+    StatusGrid,
 }
 
 impl PinType {
-    /// Every known pin type, in the order they are listed to users.
-    pub const ALL: &'static [PinType] = &[PinType::StatCards, PinType::FlexibleTable];
+    /// Every known pin type, in the order they are listed to users (CONTRACT.md 5).
+    pub const ALL: &'static [PinType] = &[
+        PinType::StatCards,
+        PinType::Kpi,
+        PinType::LineChart,
+        PinType::AreaChart,
+        PinType::BarChart,
+        PinType::PieChart,
+        PinType::ScatterChart,
+        PinType::Heatmap,
+        PinType::Gauge,
+        PinType::Progress,
+        PinType::FlexibleTable,
+        PinType::Markdown,
+        PinType::Json,
+        PinType::Code,
+        PinType::Image,
+        PinType::List,
+        PinType::Timeline,
+        PinType::StatusGrid,
+    ];
 
     /// The wire name, e.g. `"stat-cards"`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            PinType::StatCards => "stat-cards",
-            PinType::FlexibleTable => "flexible-table",
-        }
+        self.spec().name
     }
 
     /// Looks a pin type up by its exact wire name.
@@ -37,214 +120,46 @@ impl PinType {
         Self::ALL.iter().copied().find(|t| t.as_str() == s)
     }
 
-    /// Human list of accepted names for error messages: "stat-cards, flexible-table".
+    /// Human list of accepted names for error messages: "stat-cards, kpi, ...".
     pub fn expected_list() -> String {
         let names: Vec<&str> = Self::ALL.iter().map(|t| t.as_str()).collect();
         names.join(", ")
     }
-}
 
-/// Why a configuration was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    /// Path inside the configuration, e.g. "cards[0].trend", "rows[2].cells.price", "" for the root.
-    pub path: String,
-    /// What was expected there, short human text, e.g. "one of up, down, flat".
-    pub expected: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(path: impl Into<String>, expected: impl Into<String>) -> Self {
-        ConfigError {
-            path: path.into(),
-            expected: expected.into(),
-        }
+    /// One line saying what the pin shows.
+    pub fn description(self) -> &'static str {
+        self.spec().description
     }
 
-    /// Joins `prefix` (e.g. "pin_config" or "pins[2].content") with the path:
-    /// "pin_config.cards[0].trend"; an empty path gives `prefix` alone and a
-    /// path starting with "[" is appended without a dot.
-    pub fn field(&self, prefix: &str) -> String {
-        if self.path.is_empty() {
-            prefix.to_owned()
-        } else if prefix.is_empty() || self.path.starts_with('[') {
-            format!("{prefix}{}", self.path)
-        } else {
-            format!("{prefix}.{}", self.path)
+    /// A configuration that [`validate`]s, showing most optional fields.
+    pub fn example(self) -> Value {
+        (self.spec().example)()
+    }
+
+    /// The JSON Schema (draft 2020-12) of the configuration, generated from the
+    /// Rust types that [`validate`] uses; its `title` is the wire name. Rules
+    /// only [`validate`] enforces (equal lengths, `min < max`, URL schemes,
+    /// dates) are stated in the fields' `description`s.
+    pub fn schema(self) -> Value {
+        let spec = self.spec();
+        let mut schema = (spec.schema)();
+        if let Value::Object(root) = &mut schema {
+            root.insert("title".to_owned(), spec.name.into());
         }
+        schema
     }
 }
 
 /// Parses and checks a configuration for `pin_type`. Ok means it is fully valid.
 pub fn validate(pin_type: PinType, config: &Value) -> Result<(), ConfigError> {
-    match pin_type {
-        PinType::StatCards => parse::<stat_cards::StatCardsConfig>(config)?.check(),
-        PinType::FlexibleTable => parse::<flexible_table::FlexibleTableConfig>(config)?.check(),
-    }
+    (pin_type.spec().validate)(config)
 }
 
 /// A pin type's configuration: its serde structure plus the remaining rules.
-trait PinConfig: DeserializeOwned {
+trait PinConfig: DeserializeOwned + JsonSchema {
     /// Checks the rules the serde structure cannot express, in document order.
     fn check(&self) -> Result<(), ConfigError>;
 }
 
-/// Refuses `text` when it is longer than `max` characters.
-fn max_chars(path: impl FnOnce() -> String, text: &str, max: usize) -> Result<(), ConfigError> {
-    if text.chars().count() > max {
-        return Err(ConfigError::new(
-            path(),
-            format!("at most {max} characters"),
-        ));
-    }
-    Ok(())
-}
-
-/// One step of a path inside a configuration.
-#[derive(Debug, PartialEq)]
-enum Step {
-    Key(String),
-    Index(usize),
-}
-
-/// Deserializes `T`, turning serde's error into a [`ConfigError`] that names the exact
-/// path and what was expected there. Request bodies use it too.
-pub(crate) fn parse<T: DeserializeOwned>(config: &Value) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(config).map_err(|err| {
-        let mut path = steps(err.path());
-        let message = err.inner().to_string();
-        let expected = if let Some(field) = quoted(&message, "missing field `") {
-            // serde points at the containing object; point at the field and ask
-            // serde what it would have accepted there.
-            path.push(Step::Key(field.to_owned()));
-            let raw = expected_at::<T>(config, &path, Value::Null);
-            let raw = raw.unwrap_or_else(|| "a value".to_owned());
-            format!("{} (required)", humanize::<T>(config, &path, raw))
-        } else if message.starts_with("unknown field `") {
-            let allowed = message
-                .rsplit_once(", expected ")
-                .map_or("none", |(_, a)| a);
-            let allowed = allowed.trim_start_matches("one of ").replace('`', "");
-            format!("no such field (allowed: {allowed})")
-        } else {
-            humanize::<T>(config, &path, expected_part(&message).to_owned())
-        };
-        ConfigError::new(render(&path), expected)
-    })
-}
-
-/// Rewrites serde's "expected" text (e.g. "a sequence") as short human text.
-fn humanize<T: DeserializeOwned>(config: &Value, path: &[Step], raw: String) -> String {
-    // serde_json says "string or map" for any enum; a string placeholder makes
-    // serde name the variants instead.
-    let raw = match raw.as_str() {
-        "string or map" => expected_at::<T>(config, path, Value::String(String::new())),
-        _ => None,
-    }
-    .unwrap_or(raw);
-    match raw.as_str() {
-        "a sequence" => "a JSON array".to_owned(),
-        "a map" => "a JSON object".to_owned(),
-        s if s.starts_with("struct ") => "a JSON object".to_owned(),
-        s => s.replace('`', ""),
-    }
-}
-
-/// Raw serde "expected" text for the value at `path` once replaced (or
-/// inserted) by `placeholder`; `None` if serde then fails elsewhere.
-fn expected_at<T: DeserializeOwned>(
-    config: &Value,
-    path: &[Step],
-    placeholder: Value,
-) -> Option<String> {
-    let mut probe = config.clone();
-    let slot = path.iter().try_fold(&mut probe, |value, step| match step {
-        Step::Key(key) => Some(
-            value
-                .as_object_mut()?
-                .entry(key.as_str())
-                .or_insert(Value::Null),
-        ),
-        Step::Index(index) => value.as_array_mut()?.get_mut(*index),
-    })?;
-    *slot = placeholder;
-    let err = serde_path_to_error::deserialize::<_, T>(&probe).err()?;
-    (steps(err.path()) == path).then(|| expected_part(&err.inner().to_string()).to_owned())
-}
-
-/// The part of a serde message after its last ", expected ", or all of it.
-fn expected_part(message: &str) -> &str {
-    message
-        .rsplit_once(", expected ")
-        .map_or(message, |(_, e)| e)
-}
-
-/// The text between `prefix` and the next backtick.
-fn quoted<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
-    message.strip_prefix(prefix)?.split('`').next()
-}
-
-fn steps(path: &serde_path_to_error::Path) -> Vec<Step> {
-    use serde_path_to_error::Segment;
-    path.iter()
-        .map(|segment| match segment {
-            Segment::Seq { index } => Step::Index(*index),
-            Segment::Map { key } | Segment::Enum { variant: key } => Step::Key(key.clone()),
-            Segment::Unknown => Step::Key("?".to_owned()),
-        })
-        .collect()
-}
-
-/// Formats a path as "cards[0].trend"; the root is "".
-fn render(path: &[Step]) -> String {
-    let mut out = String::new();
-    for step in path {
-        match step {
-            Step::Key(key) if out.is_empty() => out.push_str(key),
-            Step::Key(key) => {
-                out.push('.');
-                out.push_str(key);
-            }
-            Step::Index(index) => out.push_str(&format!("[{index}]")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn pin_type_names_round_trip() {
-        for &t in PinType::ALL {
-            assert_eq!(PinType::parse(t.as_str()), Some(t));
-        }
-        assert_eq!(PinType::parse("Stat-Cards"), None);
-        assert_eq!(PinType::parse(""), None);
-        assert_eq!(PinType::expected_list(), "stat-cards, flexible-table");
-    }
-
-    #[test]
-    fn field_joins_prefix_and_path() {
-        let err = |path: &str| ConfigError::new(path, "x");
-        assert_eq!(
-            err("cards[0].trend").field("pin_config"),
-            "pin_config.cards[0].trend"
-        );
-        assert_eq!(err("").field("pins[2].content"), "pins[2].content");
-        assert_eq!(err("[1]").field("pins"), "pins[1]");
-        assert_eq!(err("cards").field(""), "cards");
-    }
-
-    #[test]
-    fn root_must_be_an_object() {
-        for pin_type in PinType::ALL {
-            for config in [json!([]), json!("x"), json!(null), json!(1)] {
-                let err = validate(*pin_type, &config).unwrap_err();
-                assert_eq!(err, ConfigError::new("", "a JSON object"));
-            }
-        }
-    }
-}
+mod tests;

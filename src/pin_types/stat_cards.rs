@@ -1,35 +1,46 @@
 //! `stat-cards`: a row of 1 to 12 headline numbers.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::{json, Value};
 
-use super::{max_chars, ConfigError, PinConfig};
+use super::rules::max_chars_each;
+use super::{ConfigError, PinConfig};
 
-/// Configuration of a `stat-cards` pin.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// Most cards in one pin.
+const MAX_CARDS: usize = 12;
+
+/// A row of 1 to 12 headline numbers.
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatCardsConfig {
     /// The cards, 1 to 12, shown in order.
+    #[schemars(length(min = 1, max = MAX_CARDS))]
     pub cards: Vec<Card>,
 }
 
 /// One headline number.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Card {
     /// Label above the value, at most 200 characters.
+    #[schemars(length(max = 200))]
     pub title: String,
     /// The value, already formatted (e.g. "€1.2M"), at most 200 characters.
+    #[schemars(length(max = 200))]
     pub value: String,
     /// Change against a previous period (e.g. "+4%"), at most 50 characters.
+    #[schemars(length(max = 50))]
     pub change: Option<String>,
     /// Direction of the change.
     pub trend: Option<Trend>,
     /// Longer explanation, at most 1000 characters.
+    #[schemars(length(max = 1000))]
     pub description: Option<String>,
 }
 
-/// Direction of a card's change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+/// Direction of a change (`stat-cards`, `kpi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Trend {
     /// Going up.
@@ -40,23 +51,30 @@ pub enum Trend {
     Flat,
 }
 
+/// The catalogue's example.
+pub(super) fn example() -> Value {
+    json!({"cards": [
+        {"title": "Revenue", "value": "€1.2M", "change": "+4%", "trend": "up",
+         "description": "Month to date"},
+        {"title": "Open tickets", "value": "17", "trend": "down"}
+    ]})
+}
+
 impl PinConfig for StatCardsConfig {
     fn check(&self) -> Result<(), ConfigError> {
-        if !(1..=12).contains(&self.cards.len()) {
+        if !(1..=MAX_CARDS).contains(&self.cards.len()) {
             return Err(ConfigError::new("cards", "1 to 12 cards"));
         }
         for (i, card) in self.cards.iter().enumerate() {
-            let texts = [
-                ("title", Some(&card.title), 200),
-                ("value", Some(&card.value), 200),
-                ("change", card.change.as_ref(), 50),
-                ("description", card.description.as_ref(), 1000),
-            ];
-            for (name, text, max) in texts {
-                if let Some(text) = text {
-                    max_chars(|| format!("cards[{i}].{name}"), text, max)?;
-                }
-            }
+            max_chars_each(
+                &format!("cards[{i}]"),
+                [
+                    ("title", Some(&*card.title), 200),
+                    ("value", Some(&*card.value), 200),
+                    ("change", card.change.as_deref(), 50),
+                    ("description", card.description.as_deref(), 1000),
+                ],
+            )?;
         }
         Ok(())
     }

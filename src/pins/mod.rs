@@ -163,9 +163,17 @@ fn is_web_url(text: &str) -> bool {
 }
 
 /// Parses `value` into a request type, turning serde's complaint into `VALIDATION_FAILED`
-/// at `prefix.path`.
+/// at `prefix.path` (`body` for the whole body).
 pub fn parse_body<T: serde::de::DeserializeOwned>(value: &Value, prefix: &str) -> Result<T> {
-    pin_types::parse(value).map_err(|e| Error::validation(e.field(prefix), e.expected))
+    pin_types::parse(value).map_err(|e| {
+        let field = e.field(prefix);
+        let field = if field.is_empty() {
+            "body".to_owned()
+        } else {
+            field
+        };
+        Error::validation(field, e.expected)
+    })
 }
 
 fn parse_pin_type(name: &str, field: &str) -> Result<PinType> {

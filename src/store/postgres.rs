@@ -75,6 +75,9 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(5))
+            // A broken connection fails its query (503, retried by the client); pinging
+            // before every use would cost a round trip per query.
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations/postgres")

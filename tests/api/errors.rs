@@ -546,3 +546,15 @@ both_stores! {
         assert_no_pins(&app).await;
     }
 }
+
+both_stores! {
+    async fn objects_sent_as_arrays_are_refused(app) {
+        let body = json!(["stat-cards", {"cards": [{"title": "a", "value": "1"}]}]);
+        app.post("/v1/pins", &body).await.expect_error(400, "VALIDATION_FAILED", Some("body"));
+        let mut nested = stat_cards("x");
+        nested["metadata"] = json!(["title", ["tag"]]);
+        app.post("/v1/pins", &nested).await.expect_error(400, "VALIDATION_FAILED", Some("metadata"));
+        let all = app.get("/v1/pins").await.expect(200);
+        assert_eq!(all.data(), &json!([]));
+    }
+}

@@ -1,0 +1,187 @@
+//! Checks shared by several pin types' [`PinConfig::check`](super::PinConfig::check).
+//!
+//! Each returns the [`ConfigError`] naming the offending path; paths are built
+//! lazily (`impl FnOnce() -> String`) so valid configurations allocate nothing.
+
+use chrono::{DateTime, NaiveDate};
+
+use super::ConfigError;
+
+/// Longest accepted URL (`image`'s `url`, `list` items' `url`), in characters.
+pub(super) const MAX_URL_CHARS: usize = 2048;
+
+/// What [`date`] accepts, for error messages.
+pub(super) const DATE_EXPECTED: &str = "an ISO 8601 date: RFC 3339 date-time or YYYY-MM-DD";
+
+/// What [`web_url`] accepts, for error messages.
+pub(super) const URL_EXPECTED: &str = "an absolute http or https URL";
+
+/// Refuses `text` when it is longer than `max` characters.
+pub(super) fn max_chars(
+    path: impl FnOnce() -> String,
+    text: &str,
+    max: usize,
+) -> Result<(), ConfigError> {
+    if text.chars().count() > max {
+        return Err(ConfigError::new(
+            path(),
+            format!("at most {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`max_chars`] for several `(field, text, max)` of one object whose path is
+/// `prefix` ("" for the root, "items[2]" for an element); absent texts pass.
+pub(super) fn max_chars_each<const N: usize>(
+    prefix: &str,
+    fields: [(&str, Option<&str>, usize); N],
+) -> Result<(), ConfigError> {
+    for (name, text, max) in fields {
+        if let Some(text) = text {
+            max_chars(|| join(prefix, name), text, max)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a list longer than `max`; `what` names its elements ("series").
+pub(super) fn max_items(
+    path: impl FnOnce() -> String,
+    len: usize,
+    max: usize,
+    what: &str,
+) -> Result<(), ConfigError> {
+    if len > max {
+        return Err(ConfigError::new(path(), format!("at most {max} {what}")));
+    }
+    Ok(())
+}
+
+/// Refuses NaN and the infinities. Plain `serde_json` cannot produce them, but a
+/// number out of `f64` range turns into one under serde_json's
+/// `arbitrary_precision` feature, and a renderer must never see one.
+pub(super) fn finite(path: impl FnOnce() -> String, value: f64) -> Result<(), ConfigError> {
+    if !value.is_finite() {
+        return Err(ConfigError::new(path(), "a finite number"));
+    }
+    Ok(())
+}
+
+/// [`finite`] for every number of a list whose path is `path` (`series[1].data`);
+/// `None` (JSON null, a gap) passes.
+pub(super) fn all_finite(
+    path: impl Fn() -> String,
+    values: impl IntoIterator<Item = Option<f64>>,
+) -> Result<(), ConfigError> {
+    for (i, value) in values.into_iter().enumerate() {
+        if let Some(value) = value {
+            finite(|| format!("{}[{i}]", path()), value)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `url` unless it is an absolute `http`/`https` URL of at most
+/// [`MAX_URL_CHARS`] characters (no `javascript:`, `data:`, relative paths).
+pub(super) fn web_url(path: impl Fn() -> String, url: &str) -> Result<(), ConfigError> {
+    max_chars(&path, url, MAX_URL_CHARS)?;
+    if !is_web_url(url) {
+        return Err(ConfigError::new(path(), URL_EXPECTED));
+    }
+    Ok(())
+}
+
+/// Refuses `text` unless it is an RFC 3339 date-time or a `YYYY-MM-DD` date.
+pub(super) fn date(path: impl FnOnce() -> String, text: &str) -> Result<(), ConfigError> {
+    if !is_date(text) {
+        return Err(ConfigError::new(path(), DATE_EXPECTED));
+    }
+    Ok(())
+}
+
+/// True for an RFC 3339 date-time or a real `YYYY-MM-DD` calendar date.
+pub(super) fn is_date(s: &str) -> bool {
+    let plain_date = s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+    DateTime::parse_from_rfc3339(s).is_ok()
+        || (plain_date && NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok())
+}
+
+/// True for an absolute `http` or `https` URL.
+pub(super) fn is_web_url(s: &str) -> bool {
+    url::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// "items[2]" + "title" gives "items[2].title"; "" + "title" gives "title".
+pub(super) fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finite_refuses_nan_and_infinities() {
+        for value in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = finite(|| "value".into(), value).unwrap_err();
+            assert_eq!(err, ConfigError::new("value", "a finite number"));
+        }
+        assert_eq!(finite(|| "value".into(), -1e308), Ok(()));
+        let err = all_finite(|| "data".into(), [Some(1.0), None, Some(f64::NAN)]).unwrap_err();
+        assert_eq!(err.path, "data[2]");
+    }
+
+    #[test]
+    fn dates_and_urls() {
+        for ok in [
+            "2024-02-29",
+            "2024-03-01T10:00:00Z",
+            "2024-03-01T10:00:00.5+02:00",
+        ] {
+            assert!(is_date(ok), "{ok}");
+        }
+        for bad in [
+            "2024-02-30",
+            "2024-1-05",
+            "yesterday",
+            "2024-03-01 10:00",
+            "",
+        ] {
+            assert!(!is_date(bad), "{bad}");
+        }
+        assert!(is_web_url("https://example.com/a?b=c") && is_web_url("http://x.org"));
+        for bad in [
+            "javascript:alert(1)",
+            "/relative",
+            "ftp://x.org",
+            "data:text/html,x",
+        ] {
+            assert!(!is_web_url(bad), "{bad}");
+        }
+        let long = format!("https://x.org/{}", "a".repeat(MAX_URL_CHARS));
+        let err = web_url(|| "url".into(), &long).unwrap_err();
+        assert_eq!(err.expected, "at most 2048 characters");
+    }
+
+    #[test]
+    fn joins_and_caps() {
+        assert_eq!(join("", "title"), "title");
+        assert_eq!(join("items[2]", "title"), "items[2].title");
+        let err = max_items(|| "series".into(), 51, 50, "series").unwrap_err();
+        assert_eq!(err, ConfigError::new("series", "at most 50 series"));
+        let err = max_chars_each("items[0]", [("a", Some("xx"), 2), ("b", Some("xxx"), 2)]);
+        assert_eq!(
+            err,
+            Err(ConfigError::new("items[0].b", "at most 2 characters"))
+        );
+    }
+}
