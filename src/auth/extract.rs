@@ -29,6 +29,9 @@ macro_rules! required_scope {
 required_scope! {
     PinsRead => PinsRead,
     PinsWrite => PinsWrite,
+    PinsShare => PinsShare,
+    PinboardsRead => PinboardsRead,
+    PinboardsWrite => PinboardsWrite,
 }
 
 /// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED` or 403

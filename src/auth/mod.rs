@@ -5,7 +5,9 @@ mod extract;
 mod keys;
 
 pub(crate) use extract::authenticate;
-pub use extract::{Auth, PinsRead, PinsWrite, RequiredScope};
+pub use extract::{
+    Auth, PinboardsRead, PinboardsWrite, PinsRead, PinsShare, PinsWrite, RequiredScope,
+};
 pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
 
 use serde::{Deserialize, Serialize};
