@@ -3,6 +3,7 @@
 
 mod health;
 mod json;
+mod pin_types;
 mod pins;
 
 pub use json::ApiJson;
@@ -18,10 +19,9 @@ use crate::{app::AppState, error::Error, pins::ops::Pagination};
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
-    let api = pins::routes().route_layer(axum::middleware::from_fn_with_state(
-        state.clone(),
-        crate::limits::enforce,
-    ));
+    let api = pins::routes().merge(pin_types::routes()).route_layer(
+        axum::middleware::from_fn_with_state(state.clone(), crate::limits::enforce),
+    );
     Router::new()
         .nest("/v1", api.clone())
         .merge(api)

@@ -9,5 +9,6 @@ mod helpers;
 mod limits;
 mod lists;
 mod ops;
+mod pin_types;
 mod pins;
 mod smoke;

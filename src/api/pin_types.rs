@@ -1,0 +1,47 @@
+//! `GET /pin-types`: the catalogue, each type with its JSON Schema, a description and an
+//! example configuration, all derived from the types in [`crate::pin_types`].
+
+use std::sync::OnceLock;
+
+use axum::{routing::get, Router};
+use serde::Serialize;
+use serde_json::{value::RawValue, Value};
+
+use super::Envelope;
+use crate::{app::AppState, error::Result, pin_types::PinType};
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/pin-types", get(list))
+}
+
+#[derive(Serialize)]
+struct Entry {
+    pin_type: &'static str,
+    description: &'static str,
+    schema: Value,
+    example: Value,
+}
+
+/// Built once: the catalogue can't change while the process runs.
+fn catalogue() -> &'static str {
+    static CATALOGUE: OnceLock<String> = OnceLock::new();
+    CATALOGUE.get_or_init(|| {
+        let entries: Vec<Entry> = PinType::ALL
+            .iter()
+            .map(|&t| Entry {
+                pin_type: t.as_str(),
+                description: t.description(),
+                schema: t.schema(),
+                example: t.example(),
+            })
+            .collect();
+        serde_json::to_string(&entries).unwrap_or_else(|_| "[]".into())
+    })
+}
+
+/// Any valid credential may read the catalogue (the middleware has authenticated it).
+async fn list() -> Result<Envelope> {
+    let data = RawValue::from_string(catalogue().to_owned())
+        .map_err(|e| crate::Error::Internal(e.to_string()))?;
+    Ok(Envelope::new(data))
+}
