@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::{both_stores, helpers::*};
+use crate::both_stores;
 
 const TYPES: [&str; 18] = [
     "stat-cards",
