@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Corkboard's benchmarks beside their baselines, in one run (see bench/README.md).
+#   bench/run.sh            full run: 10 s per figure, 100k pins for the list figure
+#   bench/run.sh --smoke    a few seconds, tiny sizes: keeps the harness from rotting (CI)
+# Prints one line per figure: `name: ours=... baseline=... ratio=...`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000
+if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500; fi
+PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
+CONNS=32
+
+for tool in wrk pgbench psql python3 curl; do
+  command -v "$tool" >/dev/null || { echo "bench needs $tool (apt-get install wrk postgresql-client)" >&2; exit 1; }
+done
+
+cargo build --release --quiet --bin corkboard --example http_ceiling
+BIN=$PWD/target/release/corkboard
+WORK=$(mktemp -d)
+PIDS=()
+DBS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for db in "${DBS[@]}"; do psql -q "$PG_ADMIN/postgres" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Limits raised by settings, so the limiter still runs and reports but never refuses.
+export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE=2000000000
+export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR=2000000000
+export CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY=2000000000
+export RUST_LOG=warn CORKBOARD_MAX_CONNECTIONS=$CONNS
+unset DATABASE_URL
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+rss_mib() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.3f}' if b else 'n/a')" "$1" "$2"; }
+line() { echo "$1: ours=$2 baseline=$3 ratio=$(ratio "$2" "$3")"; }
+wait_up() { for _ in $(seq 1 100); do curl -sf "$1/healthz" >/dev/null && return; sleep 0.1; done; echo "server did not start" >&2; exit 1; }
+
+# wrk_run URL LUA [BODY_FILE] -> "rps p99_ms", after a warm-up; fails on any non-2xx answer.
+wrk_run() {
+  local url=$1 script=$2 body=${3:-/dev/null} out
+  BODY_FILE=$body wrk -t2 -c$CONNS -d${WARM}s -s "$script" "$url" >/dev/null
+  out=$(BODY_FILE=$body wrk -t2 -c$CONNS -d${DUR}s -s "$script" "$url")
+  if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx answers from $url: $out" >&2; exit 1; fi
+  echo "$(awk '/Requests\/sec/ { print $2 }' <<<"$out") $(sed -n 's/^p99_ms=//p' <<<"$out")"
+}
+
+python3 - "$WORK" <<'PY'
+import json, sys
+card = {"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}
+pin = {"pin_type": "stat-cards", "pin_config": {"cards": [card]}}
+json.dump(pin, open(f"{sys.argv[1]}/pin.json", "w"))
+json.dump({"pins": [pin] * 100}, open(f"{sys.argv[1]}/batch.json", "w"))
+PY
+
+# The HTTP ceiling: a fixed-body axum handler, same profile.
+CEIL_PORT=$(free_port)
+target/release/examples/http_ceiling "127.0.0.1:$CEIL_PORT" & PIDS+=($!)
+wait_up "http://127.0.0.1:$CEIL_PORT"
+read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
+
+DASHING_RPS=""
+if [ $SMOKE = 0 ] && [ -f ../shared/bench/peer-dashing/run.sh ]; then
+  DASHING_RPS=$(bash ../shared/bench/peer-dashing/run.sh "$DUR" 2>/dev/null | sed -n 's/.*post_rps=\([0-9.]*\).*/\1/p' | tail -n 1 || true)
+fi
+
+bench_store() {
+  local store=$1 port base env=() pid key lookup ws key_id id
+  port=$(free_port)
+  base="http://127.0.0.1:$port"
+  if [ "$store" = sqlite ]; then
+    env=(CORKBOARD_DATA_DIR="$WORK/sqlite")
+  else
+    local db="corkboard_bench_$$"
+    psql -q "$PG_ADMIN/postgres" -c "CREATE DATABASE $db" >/dev/null
+    DBS+=("$db")
+    env=(DATABASE_URL="$PG_ADMIN/$db")
+  fi
+  env "${env[@]}" CORKBOARD_LISTEN="127.0.0.1:$port" "$BIN" serve >"$WORK/$store.out" 2>"$WORK/$store.err" &
+  pid=$!
+  PIDS+=($pid)
+  wait_up "$base"
+  key=$(env "${env[@]}" "$BIN" keys create --name bench --scopes '*' --tier team)
+  lookup=${key:4:12}
+  sleep 0.5
+  line "$store.rss_idle_mib" "$(rss_mib $pid)" 64
+
+  read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @"$WORK/pin.json" "$base/v1/pins" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["pin_id"])')
+  read -r get_rps get_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins/$id" bench/lua/get.lua)"
+  read -r batch_rps batch_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins/batch" bench/lua/post.lua "$WORK/batch.json")"
+
+  if [ "$store" = sqlite ]; then
+    local ceiling
+    ws=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT workspace_id FROM api_keys WHERE lookup = ?", (sys.argv[2],)).fetchone()[0])' "$WORK/sqlite/corkboard.db" "$lookup")
+    # A copy of the store, so the loop runs on the same schema and indexes.
+    python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$WORK/sqlite/corkboard.db" "$WORK/ceiling.db"
+    ceiling=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR")
+    line "sqlite.post_pin_rps (vs the same statements in a SQLite loop)" "$post_rps" "$ceiling"
+  else
+    local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps
+    read -r key_id ws <<<"$(psql -tA -F ' ' "$url" -c "SELECT id, workspace_id FROM api_keys WHERE lookup = '$lookup'")"
+    create_tps=$(pgbench -n -M prepared -c $CONNS -j 2 -T "$DUR" -f bench/sql/create.sql -D lookup="$lookup" -D ws="$ws" -D key="$key_id" "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    read_tps=$(pgbench -n -M prepared -c $CONNS -j 2 -T "$DUR" -f bench/sql/read.sql -D lookup="$lookup" -D ws="$ws" -D key="$key_id" -D pin="$id" "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    line "postgres.post_pin_rps (vs pgbench of the same statements)" "$post_rps" "$create_tps"
+    line "postgres.get_pin_rps (vs pgbench of the same statements)" "$get_rps" "$read_tps"
+  fi
+  [ -n "$DASHING_RPS" ] && line "$store.post_pin_rps (vs dashing-js POST)" "$post_rps" "$DASHING_RPS"
+  line "$store.get_pin_rps (vs the HTTP ceiling)" "$get_rps" "$CEIL_RPS"
+  echo "$store.post_pin_p99_ms: ours=$post_p99 get_pin_p99_ms=$get_p99 batch100_p99_ms=$batch_p99"
+  line "$store.batch100_cost_in_pins (target < 5)" "$(ratio "$post_rps" "$batch_rps")" 5
+
+  python3 bench/fill.py "$base" "$key" "$LIST_PINS"
+  read -r _ list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
+  line "$store.list200_p99_ms (target < 20, $LIST_PINS+ pins stored)" "$list_p99" 20
+  line "$store.rss_after_mib (target < 128)" "$(rss_mib $pid)" 128
+}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"
+for store in ${BENCH_STORES:-sqlite postgres}; do bench_store "$store"; done
