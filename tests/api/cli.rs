@@ -548,3 +548,53 @@ async fn config_prints_json_with_password_redacted() {
         json!(store.data_dir().display().to_string())
     );
 }
+
+/// Two `corkboard serve` processes over one PostgreSQL database, with the default limits:
+/// a professional key's minute limit (60) is shared, whichever process answers. Windows start
+/// at a key's first request, so the 61 requests fall in one window however the clock runs.
+#[tokio::test]
+async fn two_server_processes_share_one_keys_limits() {
+    let store = Store::postgres().await;
+    let one = Server::start(&store).await;
+    let two = Server::start(&store).await;
+    let key = the_key(
+        &store
+            .ok(&[
+                "keys",
+                "create",
+                "--name",
+                "shared",
+                "--scopes",
+                "pins:read",
+                "--tier",
+                "professional",
+            ])
+            .await,
+    );
+    let client = reqwest::Client::new();
+    let get = |base: &str| {
+        client
+            .get(format!("{base}/v1/pins"))
+            .bearer_auth(&key)
+            .send()
+    };
+    for i in 0..60 {
+        let server = if i % 2 == 0 { &one } else { &two };
+        let res = get(&server.base).await.expect("request");
+        assert_eq!(res.status().as_u16(), 200, "request {i}");
+        let remaining = res.headers()["x-ratelimit-remaining-minute"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(remaining, (59 - i).to_string(), "request {i}");
+    }
+    for server in [&one, &two] {
+        let res = get(&server.base).await.expect("request");
+        assert_eq!(res.status().as_u16(), 429);
+        let body: Value = res.json().await.expect("json");
+        assert_eq!(body["error"]["code"], json!("RATE_LIMIT_EXCEEDED"));
+        assert_eq!(body["error"]["details"]["limit"], json!(60));
+    }
+    one.stop().await;
+    two.stop().await;
+}
