@@ -15,7 +15,7 @@ use crate::{
 };
 
 /// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
-fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+pub(crate) fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de>,
@@ -255,7 +255,7 @@ fn check_title(title: &str, field: &str, limits: &Limits) -> Result<()> {
     Ok(())
 }
 
-fn check_tags(tags: &[String], field: &str, limits: &Limits) -> Result<()> {
+pub(crate) fn check_tags(tags: &[String], field: &str, limits: &Limits) -> Result<()> {
     if tags.len() > limits.tags {
         return Err(Error::validation(
             field,
@@ -329,6 +329,9 @@ impl CreateBody {
             pin_config,
             pin_layout,
             is_public,
+            allow_edit: false,
+            require_sign_in: false,
+            allow_comments: false,
             title,
             tags,
             provenance,

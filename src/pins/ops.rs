@@ -51,7 +51,7 @@ impl IdempotencyKey {
     }
 }
 
-fn to_data<T: Serialize + ?Sized>(value: &T) -> Result<Data> {
+pub(crate) fn to_data<T: Serialize + ?Sized>(value: &T) -> Result<Data> {
     serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))
 }
 
@@ -245,6 +245,7 @@ pub struct ListParams {
     pub pin_type: Option<String>,
     pub tag: Option<String>,
     pub updated_since: Option<String>,
+    pub pinboard_id: Option<String>,
 }
 
 /// `pagination` of a list response.
@@ -254,7 +255,7 @@ pub struct Pagination {
     pub has_more: bool,
 }
 
-fn page_limit(limit: Option<&str>) -> Result<i64> {
+pub(crate) fn page_limit(limit: Option<&str>) -> Result<i64> {
     match limit {
         None => Ok(50),
         Some(text) => text
@@ -271,7 +272,7 @@ fn encode_cursor(position: i64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("c1.{position}"))
 }
 
-fn decode_cursor(cursor: &str) -> Result<i64> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<i64> {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
@@ -281,7 +282,11 @@ fn decode_cursor(cursor: &str) -> Result<i64> {
         .ok_or_else(|| Error::validation("cursor", "a cursor returned by a previous page"))
 }
 
-fn page<T>(mut rows: Vec<T>, limit: i64, position: impl Fn(&T) -> i64) -> (Vec<T>, Pagination) {
+pub(crate) fn page<T>(
+    mut rows: Vec<T>,
+    limit: i64,
+    position: impl Fn(&T) -> i64,
+) -> (Vec<T>, Pagination) {
     let has_more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
     let next_cursor = has_more
@@ -296,7 +301,8 @@ fn page<T>(mut rows: Vec<T>, limit: i64, position: impl Fn(&T) -> i64) -> (Vec<T
     )
 }
 
-/// `GET /pins`: newest first, keyset-paginated.
+/// `GET /pins`: newest first, keyset-paginated; `pinboard_id` keeps the pins placed on that
+/// board.
 pub async fn list(
     state: &AppState,
     who: &Principal,
@@ -322,12 +328,29 @@ pub async fn list(
                 })
         })
         .transpose()?;
+    let before_seq = params.cursor.as_deref().map(decode_cursor).transpose()?;
+    // An unknown board is a 404 rather than an empty page: a mistyped id must not look
+    // like an empty dashboard.
+    if let Some(board) = &params.pinboard_id {
+        if state
+            .store
+            .get_pinboard(&who.workspace_id, board)
+            .await?
+            .is_none()
+        {
+            return Err(Error::NotFound {
+                what: "pinboard",
+                index: None,
+            });
+        }
+    }
     let query = PinQuery {
         limit: limit + 1,
-        before_seq: params.cursor.as_deref().map(decode_cursor).transpose()?,
+        before_seq,
         pin_type,
         tag: params.tag.clone(),
         updated_since,
+        pinboard_id: params.pinboard_id.clone(),
     };
     let rows = state.store.list_pins(&who.workspace_id, &query).await?;
     let (rows, pagination) = page(rows, limit, |(seq, _)| *seq);

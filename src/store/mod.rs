@@ -1,11 +1,21 @@
 //! Storage: one interface ([`Backend`]), two implementations (SQLite, PostgreSQL), picked by
-//! the URL scheme. Every pin method takes the caller's workspace id: there is no way to
-//! read or write a pin by id alone.
+//! the URL scheme. Every pin and board method takes the caller's workspace id: there is no
+//! way to read or write a pin by id alone. The one exception is what share pages read
+//! (`shared_pin`, `shared_board`): they know only an id, and the query itself admits only
+//! what anyone may see.
 
+mod boards;
 mod postgres;
+mod postgres_boards;
 mod sqlite;
+mod sqlite_boards;
+
+pub use boards::{
+    BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Placer, Position, Sharing,
+};
 
 use crate::{error::Result, Error};
+use boards::BoardBackend;
 
 /// A stored pin, or one past version of it. JSON columns stay JSON text.
 #[derive(Debug, Clone)]
@@ -14,7 +24,12 @@ pub struct Pin {
     pub pin_type: String,
     pub pin_config: String,
     pub pin_layout: String,
+    /// The share settings: `is_public` shows in the record, the others only through
+    /// `/pins/{id}/share` (see [`Pin::sharing`]).
     pub is_public: bool,
+    pub allow_edit: bool,
+    pub require_sign_in: bool,
+    pub allow_comments: bool,
     pub title: Option<String>,
     pub tags: Vec<String>,
     pub provenance: Option<String>,
@@ -48,6 +63,8 @@ pub struct PinQuery {
     pub pin_type: Option<String>,
     pub tag: Option<String>,
     pub updated_since: Option<i64>,
+    /// Only pins placed on this board (of the same workspace).
+    pub pinboard_id: Option<String>,
 }
 
 /// The first answer to an `Idempotency-Key`, replayed for retries.
@@ -74,7 +91,7 @@ pub type Change<'a> = dyn FnMut(usize, Pin) -> Result<Pin> + Send + 'a;
 /// Checks, inside the delete transaction, that a pin may go.
 pub type DeleteCheck<'a> = dyn FnMut(usize, &Pin) -> Result<()> + Send + 'a;
 
-/// What both stores implement. Every write method is one transaction.
+/// What both stores implement (with [`BoardBackend`]). Every write method is one transaction.
 pub(crate) trait Backend {
     async fn ping(&self) -> Result<()>;
     async fn close(&self);
@@ -191,6 +208,17 @@ impl Store {
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
         fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;
+        fn insert_pinboard(&self, ws: &str, board: &Pinboard) -> Result<()>;
+        fn get_pinboard(&self, ws: &str, id: &str) -> Result<Option<Pinboard>>;
+        fn placed_pins(&self, ws: &str, board_id: &str) -> Result<Vec<PlacedPin>>;
+        fn list_pinboards(&self, ws: &str, query: &BoardQuery) -> Result<Vec<(i64, Pinboard)>>;
+        fn update_pinboard(&self, ws: &str, id: &str, change: &mut BoardChange<'_>) -> Result<Pinboard>;
+        fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool>;
+        fn place_pin(&self, ws: &str, board_id: &str, pin_id: &str, now: i64, place: &mut Placer<'_>) -> Result<Position>;
+        fn move_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64, place: &mut Placer<'_>) -> Result<Position>;
+        fn remove_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64) -> Result<()>;
+        fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
+        fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
     }
 }
 
@@ -204,13 +232,19 @@ fn pin_missing(index: usize) -> Error {
 
 /// The columns of a pin (and of a pin version), in the order `pin_from_row` reads them.
 const PIN_COLUMNS: &str =
-    "id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at";
+    "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
+     allow_comments, title, tags, provenance, version, created_at, updated_at";
 /// Copies a pin's current state into its versions before it changes.
-const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, created_at, updated_at) \
-     SELECT id, version, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, created_at, updated_at FROM pins WHERE id = $1";
+const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
+     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at) \
+     SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
+     title, tags, provenance, created_at, updated_at FROM pins WHERE id = $1";
 const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
 const UPDATE_PIN: &str =
     "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
-     tags = $7, provenance = $8, version = $9, updated_at = $10 WHERE id = $1";
+     tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
+     allow_comments = $13 WHERE id = $1";
+/// A new pin's other share settings start at their column defaults (off): only `is_public`
+/// can be chosen at creation.
 const INSERT_PIN: &str = "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";

@@ -13,16 +13,19 @@ use super::*;
 
 #[derive(Clone)]
 pub struct PgStore {
-    pool: PgPool,
+    pub(super) pool: PgPool,
 }
 
-fn pin_from_row(row: &PgRow) -> Result<Pin> {
+pub(super) fn pin_from_row(row: &PgRow) -> Result<Pin> {
     Ok(Pin {
         id: row.try_get("id")?,
         pin_type: row.try_get("pin_type")?,
         pin_config: row.try_get("pin_config")?,
         pin_layout: row.try_get("pin_layout")?,
         is_public: row.try_get("is_public")?,
+        allow_edit: row.try_get("allow_edit")?,
+        require_sign_in: row.try_get("require_sign_in")?,
+        allow_comments: row.try_get("allow_comments")?,
         title: row.try_get("title")?,
         tags: row.try_get("tags")?,
         provenance: row.try_get("provenance")?,
@@ -288,6 +291,11 @@ impl Backend for PgStore {
         if query.updated_since.is_some() {
             sql.push_str(" AND updated_at >= $5");
         }
+        if query.pinboard_id.is_some() {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM placements pl WHERE pl.pinboard_id = $7 AND pl.pin_id = pins.id)",
+            );
+        }
         sql.push_str(" ORDER BY seq DESC LIMIT $6");
         let rows = sqlx::query(&sql)
             .bind(ws)
@@ -296,6 +304,7 @@ impl Backend for PgStore {
             .bind(&query.tag)
             .bind(query.updated_since)
             .bind(query.limit)
+            .bind(&query.pinboard_id)
             .fetch_all(&self.pool)
             .await?;
         rows.iter()
@@ -328,6 +337,9 @@ impl Backend for PgStore {
                 .bind(&new.provenance)
                 .bind(new.version)
                 .bind(new.updated_at)
+                .bind(new.allow_edit)
+                .bind(new.require_sign_in)
+                .bind(new.allow_comments)
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(PRUNE_VERSIONS)
@@ -352,6 +364,10 @@ impl Backend for PgStore {
         for (i, id) in ids.iter().enumerate() {
             check(i, current.get(id).ok_or_else(|| pin_missing(i))?)?;
         }
+        sqlx::query("DELETE FROM placements WHERE pin_id = ANY($1)")
+            .bind(ids)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query("DELETE FROM pins WHERE workspace_id = $1 AND id = ANY($2)")
             .bind(ws)
             .bind(ids)

@@ -15,11 +15,11 @@ use super::*;
 
 #[derive(Clone)]
 pub struct SqliteStore {
-    writer: SqlitePool,
-    reader: SqlitePool,
+    pub(super) writer: SqlitePool,
+    pub(super) reader: SqlitePool,
 }
 
-fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
+pub(super) fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
     let tags: String = row.try_get("tags")?;
     Ok(Pin {
         id: row.try_get("id")?,
@@ -27,6 +27,9 @@ fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
         pin_config: row.try_get("pin_config")?,
         pin_layout: row.try_get("pin_layout")?,
         is_public: row.try_get("is_public")?,
+        allow_edit: row.try_get("allow_edit")?,
+        require_sign_in: row.try_get("require_sign_in")?,
+        allow_comments: row.try_get("allow_comments")?,
         title: row.try_get("title")?,
         tags: serde_json::from_str(&tags)
             .map_err(|e| Error::Internal(format!("stored tags: {e}")))?,
@@ -52,7 +55,7 @@ fn key_from_row(row: &SqliteRow) -> Result<KeyRow> {
     })
 }
 
-fn tags_json(tags: &[String]) -> String {
+pub(super) fn tags_json(tags: &[String]) -> String {
     serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
 }
 
@@ -246,6 +249,11 @@ impl Backend for SqliteStore {
         if query.updated_since.is_some() {
             sql.push_str(" AND updated_at >= $5");
         }
+        if query.pinboard_id.is_some() {
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM placements pl WHERE pl.pinboard_id = $7 AND pl.pin_id = pins.id)",
+            );
+        }
         sql.push_str(" ORDER BY seq DESC LIMIT $6");
         let rows = sqlx::query(&sql)
             .bind(ws)
@@ -254,6 +262,7 @@ impl Backend for SqliteStore {
             .bind(&query.tag)
             .bind(query.updated_since)
             .bind(query.limit)
+            .bind(&query.pinboard_id)
             .fetch_all(&self.reader)
             .await?;
         rows.iter()
@@ -292,6 +301,9 @@ impl Backend for SqliteStore {
                 .bind(&new.provenance)
                 .bind(new.version)
                 .bind(new.updated_at)
+                .bind(new.allow_edit)
+                .bind(new.require_sign_in)
+                .bind(new.allow_comments)
                 .execute(&mut *tx)
                 .await?;
             sqlx::query(PRUNE_VERSIONS)
@@ -322,6 +334,10 @@ impl Backend for SqliteStore {
             .await?
             .ok_or_else(|| pin_missing(i))?;
             check(i, &pin_from_row(&row)?)?;
+            sqlx::query("DELETE FROM placements WHERE pin_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
             sqlx::query("DELETE FROM pins WHERE id = $1")
                 .bind(id)
                 .execute(&mut *tx)
