@@ -13,6 +13,7 @@ pub mod ids;
 pub mod limits;
 pub mod metrics;
 pub mod pin_types;
+pub mod pinboards;
 pub mod pins;
 pub mod store;
 

@@ -4,7 +4,9 @@
 mod health;
 mod json;
 mod pin_types;
+mod pinboards;
 mod pins;
+mod share;
 
 pub use json::ApiJson;
 
@@ -19,9 +21,13 @@ use crate::{app::AppState, error::Error, pins::ops::Pagination};
 
 /// Every route of the service.
 pub fn router(state: AppState) -> Router {
-    let api = pins::routes().merge(pin_types::routes()).route_layer(
-        axum::middleware::from_fn_with_state(state.clone(), crate::limits::enforce),
-    );
+    let api = pins::routes()
+        .merge(pin_types::routes())
+        .merge(pinboards::routes())
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::enforce,
+        ));
     Router::new()
         .nest("/v1", api.clone())
         .merge(api)

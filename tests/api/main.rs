@@ -10,5 +10,8 @@ mod limits;
 mod lists;
 mod ops;
 mod pin_types;
+mod pinboards;
 mod pins;
+mod placements;
+mod sharing;
 mod smoke;

@@ -1,0 +1,220 @@
+//! Pinboards: request bodies parsed into checked values, and the record shape reads return.
+//! [`ops`] holds the board and placement operations, [`sharing`] the share settings of pins
+//! and boards, [`grid`] the rules of the 12-column grid.
+
+pub mod grid;
+pub mod ops;
+pub mod sharing;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    clock,
+    config::Limits,
+    error::{Error, Result},
+    pins::{check_tags, nullable, shareable_url, PinRecord},
+    store::{Pinboard, PlacedPin, Position, Sharing},
+};
+
+/// Longest board description, in characters.
+pub const DESCRIPTION_CHARS: usize = 2000;
+
+/// `POST /pinboards` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateBoardBody {
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub is_public: Option<bool>,
+}
+
+/// `PUT`/`PATCH /pinboards/{id}` body: only supplied fields change; `description: null`
+/// clears the description, `tags: null` empties the tags.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBoardBody {
+    #[serde(default, deserialize_with = "nullable")]
+    pub title: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tags: Option<Option<Vec<String>>>,
+    #[serde(default)]
+    pub is_public: Option<bool>,
+}
+
+fn check_title(title: &str, limits: &Limits) -> Result<()> {
+    let chars = title.chars().count();
+    if title.trim().is_empty() || chars > limits.title_chars {
+        return Err(Error::validation(
+            "title",
+            format!("1 to {} characters, not all blank", limits.title_chars),
+        ));
+    }
+    Ok(())
+}
+
+fn check_description(description: &str) -> Result<()> {
+    if description.chars().count() > DESCRIPTION_CHARS {
+        return Err(Error::validation(
+            "description",
+            format!("at most {DESCRIPTION_CHARS} characters"),
+        ));
+    }
+    Ok(())
+}
+
+impl CreateBoardBody {
+    /// Checks everything and builds the board to store.
+    pub fn into_board(self, limits: &Limits, now: i64) -> Result<Pinboard> {
+        check_title(&self.title, limits)?;
+        if let Some(description) = &self.description {
+            check_description(description)?;
+        }
+        let tags = self.tags.unwrap_or_default();
+        check_tags(&tags, "tags", limits)?;
+        Ok(Pinboard {
+            id: crate::ids::new_id("pb-"),
+            title: self.title,
+            description: self.description,
+            tags,
+            sharing: Sharing {
+                is_public: self.is_public.unwrap_or(false),
+                ..Sharing::default()
+            },
+            created_at: now,
+            updated_at: now,
+        })
+    }
+}
+
+/// A checked board update, applied to the current board inside the write transaction.
+#[derive(Debug)]
+pub struct BoardUpdate {
+    title: Option<String>,
+    description: Option<Option<String>>,
+    tags: Option<Vec<String>>,
+    is_public: Option<bool>,
+}
+
+impl UpdateBoardBody {
+    /// Checks every supplied field; an update that changes nothing (`{}`) is refused.
+    pub fn into_update(self, limits: &Limits) -> Result<BoardUpdate> {
+        let title = match self.title {
+            Some(None) => {
+                return Err(Error::validation(
+                    "title",
+                    format!(
+                        "1 to {} characters (a pinboard always has a title)",
+                        limits.title_chars
+                    ),
+                ))
+            }
+            Some(Some(title)) => {
+                check_title(&title, limits)?;
+                Some(title)
+            }
+            None => None,
+        };
+        if let Some(Some(description)) = &self.description {
+            check_description(description)?;
+        }
+        let tags = self.tags.map(Option::unwrap_or_default);
+        if let Some(tags) = &tags {
+            check_tags(tags, "tags", limits)?;
+        }
+        if title.is_none()
+            && self.description.is_none()
+            && tags.is_none()
+            && self.is_public.is_none()
+        {
+            return Err(Error::validation(
+                "body",
+                "at least one field to update (title, description, tags or is_public)",
+            ));
+        }
+        Ok(BoardUpdate {
+            title,
+            description: self.description,
+            tags,
+            is_public: self.is_public,
+        })
+    }
+}
+
+impl BoardUpdate {
+    pub fn apply(&self, mut board: Pinboard, now: i64) -> Pinboard {
+        if let Some(title) = &self.title {
+            board.title = title.clone();
+        }
+        if let Some(description) = &self.description {
+            board.description = description.clone();
+        }
+        if let Some(tags) = &self.tags {
+            board.tags = tags.clone();
+        }
+        if let Some(is_public) = self.is_public {
+            board.sharing.is_public = is_public;
+        }
+        board.updated_at = now.max(board.updated_at);
+        board
+    }
+}
+
+/// The pinboard record (CONTRACT.md 6) of creates, updates and lists.
+#[derive(Serialize)]
+pub struct BoardRecord<'a> {
+    pub id: &'a str,
+    pub title: &'a str,
+    pub description: Option<&'a str>,
+    pub tags: &'a [String],
+    pub is_public: bool,
+    pub shareable_url: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl<'a> BoardRecord<'a> {
+    pub fn new(board: &'a Pinboard, public_base: &str) -> Self {
+        BoardRecord {
+            id: &board.id,
+            title: &board.title,
+            description: board.description.as_deref(),
+            tags: &board.tags,
+            is_public: board.sharing.is_public,
+            shareable_url: shareable_url(public_base, &board.id),
+            created_at: clock::iso(board.created_at),
+            updated_at: clock::iso(board.updated_at),
+        }
+    }
+}
+
+/// A single board read: the record plus its pins in position order.
+#[derive(Serialize)]
+pub struct BoardWithPins<'a> {
+    #[serde(flatten)]
+    pub board: BoardRecord<'a>,
+    pub pins: Vec<PlacedRecord<'a>>,
+}
+
+/// One placed pin of a board read.
+#[derive(Serialize)]
+pub struct PlacedRecord<'a> {
+    pub pin_id: &'a str,
+    pub position: Position,
+    pub pin: PinRecord<'a>,
+}
+
+impl<'a> PlacedRecord<'a> {
+    pub fn new(placed: &'a PlacedPin, public_base: &str) -> Result<Self> {
+        Ok(PlacedRecord {
+            pin_id: &placed.pin.id,
+            position: placed.position,
+            pin: PinRecord::new(&placed.pin, public_base)?,
+        })
+    }
+}

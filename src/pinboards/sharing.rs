@@ -1,0 +1,145 @@
+//! Share settings of pins and boards (`/pins/{id}/share`, `/pinboards/{id}/share`):
+//! `is_public`, `allow_edit`, `require_sign_in`, `allow_comments`. `is_public` is the same
+//! stored value as the record's, so the two never disagree.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    app::AppState,
+    auth::Principal,
+    clock,
+    error::{Error, Result},
+    pins::{
+        ops::{to_data, Data},
+        shareable_url,
+    },
+    store::Sharing,
+};
+
+/// `PUT .../share` body: only the supplied settings change.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShareBody {
+    #[serde(default)]
+    pub is_public: Option<bool>,
+    #[serde(default)]
+    pub allow_edit: Option<bool>,
+    #[serde(default)]
+    pub require_sign_in: Option<bool>,
+    #[serde(default)]
+    pub allow_comments: Option<bool>,
+}
+
+impl ShareBody {
+    /// Refuses a body that changes nothing.
+    fn checked(self) -> Result<Self> {
+        if self.is_public.is_none()
+            && self.allow_edit.is_none()
+            && self.require_sign_in.is_none()
+            && self.allow_comments.is_none()
+        {
+            return Err(Error::validation(
+                "body",
+                "at least one of is_public, allow_edit, require_sign_in and allow_comments",
+            ));
+        }
+        Ok(self)
+    }
+
+    fn apply(&self, current: Sharing) -> Sharing {
+        Sharing {
+            is_public: self.is_public.unwrap_or(current.is_public),
+            allow_edit: self.allow_edit.unwrap_or(current.allow_edit),
+            require_sign_in: self.require_sign_in.unwrap_or(current.require_sign_in),
+            allow_comments: self.allow_comments.unwrap_or(current.allow_comments),
+        }
+    }
+}
+
+/// What `GET` and `PUT .../share` return: the four settings and the page they govern.
+#[derive(Serialize)]
+struct ShareRecord {
+    #[serde(flatten)]
+    sharing: Sharing,
+    shareable_url: String,
+}
+
+fn record(state: &AppState, id: &str, sharing: Sharing) -> Result<Data> {
+    to_data(&ShareRecord {
+        sharing,
+        shareable_url: shareable_url(state.public_base(), id),
+    })
+}
+
+fn not_found(what: &'static str) -> Error {
+    Error::NotFound { what, index: None }
+}
+
+/// `GET /pins/{id}/share`.
+pub async fn get_pin(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+    let pins = state
+        .store
+        .get_pins(&who.workspace_id, &[id.to_owned()])
+        .await?;
+    let pin = pins.first().ok_or_else(|| not_found("pin"))?;
+    record(state, id, pin.sharing())
+}
+
+/// `PUT /pins/{id}/share`: a write of the pin like any other (a new version, kept in its
+/// history), since `is_public` is part of the pin record.
+pub async fn put_pin(state: &AppState, who: &Principal, id: &str, body: ShareBody) -> Result<Data> {
+    let body = body.checked()?;
+    let now = clock::now_ms();
+    let updated = state
+        .store
+        .update_pins(
+            &who.workspace_id,
+            &[id.to_owned()],
+            state.limits().version_retention,
+            &mut |_, mut pin| {
+                pin.set_sharing(body.apply(pin.sharing()));
+                pin.version += 1;
+                pin.updated_at = now.max(pin.updated_at);
+                Ok(pin)
+            },
+        )
+        .await
+        .map_err(|e| match e {
+            Error::NotFound { what, .. } => not_found(what),
+            other => other,
+        })?;
+    let pin = updated
+        .first()
+        .ok_or_else(|| Error::Internal("share update returned no pin".into()))?;
+    record(state, id, pin.sharing())
+}
+
+/// `GET /pinboards/{id}/share`.
+pub async fn get_board(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+    let board = state
+        .store
+        .get_pinboard(&who.workspace_id, id)
+        .await?
+        .ok_or_else(|| not_found("pinboard"))?;
+    record(state, id, board.sharing)
+}
+
+/// `PUT /pinboards/{id}/share`.
+pub async fn put_board(
+    state: &AppState,
+    who: &Principal,
+    id: &str,
+    body: ShareBody,
+) -> Result<Data> {
+    let body = body.checked()?;
+    let now = clock::now_ms();
+    let board = state
+        .store
+        .update_pinboard(&who.workspace_id, id, &mut |mut board| {
+            board.sharing = body.apply(board.sharing);
+            board.updated_at = now.max(board.updated_at);
+            Ok(board)
+        })
+        .await?;
+    record(state, id, board.sharing)
+}
