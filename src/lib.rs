@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod pin_types;
 pub mod pinboards;
 pub mod pins;
+pub mod render;
 pub mod store;
 
 pub use app::{router, serve, AppState};

@@ -32,6 +32,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/v1", api.clone())
         .merge(api)
         .merge(health::routes())
+        .merge(share::pages())
         .fallback(|| async {
             Error::NotFound {
                 what: "route",

@@ -1,8 +1,11 @@
 //! Sharing: the share settings routes (`/pins/{id}/share`, `/pinboards/{id}/share`, scope
-//! `pins:share`).
+//! `pins:share`) and the share pages at each `shareable_url` (`/share/{id}`), which need no
+//! credential and are served outside the API router and its rate limits.
 
 use axum::{
-    extract::{Path, State},
+    extract::{rejection::PathRejection, Path, State},
+    http::{header, HeaderName, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
     routing::get,
     Router,
 };
@@ -11,8 +14,9 @@ use super::{ApiJson, Envelope};
 use crate::{
     app::AppState,
     auth::{Auth, PinsShare},
-    error::Result,
+    error::{Error, Result},
     pinboards::sharing::{self, ShareBody},
+    render::{self, Page},
 };
 
 /// The settings routes, part of the authenticated API.
@@ -20,6 +24,11 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/pins/{id}/share", get(get_pin).put(put_pin))
         .route("/pinboards/{id}/share", get(get_board).put(put_board))
+}
+
+/// The share pages: HTML for anyone, no credential.
+pub fn pages() -> Router<AppState> {
+    Router::new().route("/share/{id}", get(page))
 }
 
 async fn get_pin(
@@ -62,4 +71,56 @@ async fn put_board(
     Ok(Envelope::new(
         sharing::put_board(&state, &auth.principal, &id, body).await?,
     ))
+}
+
+/// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the
+/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see.
+async fn lookup(state: &AppState, id: &str) -> Result<Page> {
+    let page = if id.starts_with("pb-") {
+        state
+            .store
+            .shared_board(id)
+            .await?
+            .map(|(board, pins)| render::board_page(&board, &pins))
+    } else if id.starts_with("p-") {
+        state
+            .store
+            .shared_pin(id)
+            .await?
+            .map(|pin| render::pin_page(&pin))
+    } else {
+        None
+    };
+    Ok(page.unwrap_or_else(render::not_found_page))
+}
+
+async fn page(
+    State(state): State<AppState>,
+    id: std::result::Result<Path<String>, PathRejection>,
+) -> Result<Response> {
+    let page = match id {
+        Ok(Path(id)) => lookup(&state, &id).await?,
+        Err(_) => render::not_found_page(),
+    };
+    let status = if page.found {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    let mut response = (status, page.html).into_response();
+    let headers = response.headers_mut();
+    let fixed = [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
+        (HeaderName::from_static("x-robots-tag"), "noindex"),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    // Never a page without its policy.
+    let csp = HeaderValue::from_str(&page.csp).map_err(|e| Error::Internal(e.to_string()))?;
+    headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    Ok(response)
 }

@@ -13,5 +13,6 @@ mod pin_types;
 mod pinboards;
 mod pins;
 mod placements;
+mod share_pages;
 mod sharing;
 mod smoke;

@@ -1,0 +1,174 @@
+//! HTML of pins for share pages, generated in Rust with no script at all: charts are inline
+//! SVG, markdown goes through pulldown-cmark then ammonia, and every string that comes from
+//! a pin's content is escaped ([`esc`]). One file per family of pin types; `page.rs` wraps
+//! pins into whole pages with their Content-Security-Policy.
+
+mod cards;
+mod charts;
+mod gauge;
+mod page;
+mod plots;
+mod svg;
+mod tables;
+mod text;
+
+pub use page::{board_page, not_found_page, pin_page, Page};
+
+use serde::de::DeserializeOwned;
+
+use crate::pin_types::PinType;
+
+/// Escapes text for HTML element content and quoted attribute values alike.
+pub(crate) fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A number as people read it: integers without decimals, others with up to 4.
+pub(crate) fn num(value: f64) -> String {
+    if !value.is_finite() {
+        return String::new();
+    }
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        return format!("{value:.0}");
+    }
+    let text = format!("{value:.4}");
+    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// The URL, normalised (anything unusual percent-encoded), when it is an absolute http(s)
+/// URL: the only links and images pages show.
+pub(crate) fn web_url(text: &str) -> Option<String> {
+    url::Url::parse(text)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .map(String::from)
+}
+
+/// A link that leaks nothing to its target, or plain text when `url` isn't http(s).
+pub(crate) fn link(url: &str, text: &str) -> String {
+    match web_url(url) {
+        Some(url) => format!(
+            "<a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a>",
+            esc(&url),
+            esc(text)
+        ),
+        None => esc(text),
+    }
+}
+
+fn parse<T: DeserializeOwned>(config: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_str(config)
+}
+
+fn render(pin_type: PinType, config: &str) -> Result<String, serde_json::Error> {
+    use PinType as P;
+    Ok(match pin_type {
+        P::StatCards => cards::stat_cards(&parse(config)?),
+        P::Kpi => cards::kpi(&parse(config)?),
+        P::Progress => cards::progress(&parse(config)?),
+        P::LineChart => charts::line(&parse(config)?, false),
+        P::AreaChart => charts::line(&parse(config)?, true),
+        P::BarChart => charts::bar(&parse(config)?),
+        P::PieChart => plots::pie(&parse(config)?),
+        P::ScatterChart => plots::scatter(&parse(config)?),
+        P::Heatmap => plots::heatmap(&parse(config)?),
+        P::Gauge => gauge::gauge(&parse(config)?),
+        P::FlexibleTable => tables::flexible_table(&parse(config)?),
+        P::StatusGrid => tables::status_grid(&parse(config)?),
+        P::List => tables::list(&parse(config)?),
+        P::Timeline => tables::timeline(&parse(config)?),
+        P::Markdown => text::markdown(&parse(config)?),
+        P::Json => text::json(&parse(config)?),
+        P::Code => text::code(&parse(config)?),
+        P::Image => text::image(&parse(config)?),
+    })
+}
+
+/// The HTML of a pin's content (its configuration, stored JSON text). A configuration that
+/// no longer parses shows a notice instead of failing the whole page.
+pub fn pin_body(pin_type: &str, config: &str) -> String {
+    let rendered = PinType::parse(pin_type)
+        .ok_or_else(|| format!("unknown pin type {pin_type}"))
+        .and_then(|t| render(t, config).map_err(|e| e.to_string()));
+    rendered.unwrap_or_else(|cause| {
+        tracing::warn!(%cause, pin_type, "stored pin configuration can't be rendered");
+        "<p class=\"muted\">This pin can't be shown.</p>".to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Renders the catalogue example of `pin_type` and checks the HTML is there and inert.
+    fn renders_example(pin_type: PinType) {
+        let config = pin_type.example().to_string();
+        let html =
+            render(pin_type, &config).unwrap_or_else(|e| panic!("{}: {e}", pin_type.as_str()));
+        assert!(html.len() > 40, "{}: {html}", pin_type.as_str());
+        assert!(!html.contains("<script"), "{}", pin_type.as_str());
+        assert!(
+            !html.contains("style=\""),
+            "{}: no inline styles",
+            pin_type.as_str()
+        );
+    }
+
+    macro_rules! example_renders {
+        ($($test:ident => $pin_type:ident),* $(,)?) => {
+            $(
+                #[test]
+                fn $test() {
+                    renders_example(PinType::$pin_type);
+                }
+            )*
+            const COVERED: &[PinType] = &[$(PinType::$pin_type),*];
+        };
+    }
+
+    example_renders! {
+        stat_cards => StatCards, kpi => Kpi, line_chart => LineChart, area_chart => AreaChart,
+        bar_chart => BarChart, pie_chart => PieChart, scatter_chart => ScatterChart,
+        heatmap => Heatmap, gauge => Gauge, progress => Progress,
+        flexible_table => FlexibleTable, markdown => Markdown, json => Json, code => Code,
+        image => Image, list => List, timeline => Timeline, status_grid => StatusGrid,
+    }
+
+    #[test]
+    fn the_tests_above_cover_every_type() {
+        for pin_type in PinType::ALL {
+            assert!(
+                COVERED.contains(pin_type),
+                "no test for {}",
+                pin_type.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn escaping_and_numbers() {
+        assert_eq!(
+            esc("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+        assert_eq!(num(3.0), "3");
+        assert_eq!(num(72.5), "72.5");
+        assert_eq!(num(1.0 / 3.0), "0.3333");
+        assert_eq!(link("javascript:alert(1)", "x"), "x");
+        assert_eq!(
+            link("https://a.example/?q=\"><b>", "<t>"),
+            "<a href=\"https://a.example/?q=%22%3E%3Cb%3E\" rel=\"noopener noreferrer nofollow\">&lt;t&gt;</a>"
+        );
+    }
+}

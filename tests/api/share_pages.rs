@@ -1,0 +1,243 @@
+//! Share pages at each `shareable_url`: public pins and boards render without a credential
+//! (every pin type), anything else is one identical 404 page, content can't inject markup,
+//! and the pages carry a strict Content-Security-Policy.
+
+use base64::Engine;
+use corkboard::pin_types::PinType;
+use reqwest::header::HeaderMap;
+use serde_json::{json, Value};
+use sha2::Digest;
+
+use crate::{
+    both_stores,
+    helpers::*,
+    pinboards::{new_board, new_pin, place},
+};
+
+/// A fetched page: status, headers, body.
+struct Page {
+    status: u16,
+    headers: HeaderMap,
+    html: String,
+}
+
+impl Page {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+/// GETs `url` (absolute) with no credential.
+async fn open(app: &TestApp, url: &str) -> Page {
+    let res = app.client.get(url).send().await.expect("request");
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let html = res.text().await.expect("body");
+    Page {
+        status,
+        headers,
+        html,
+    }
+}
+
+async fn open_id(app: &TestApp, id: &str) -> Page {
+    open(app, &format!("{}/share/{id}", app.base)).await
+}
+
+/// The security headers every share page carries, and a CSP whose style hash is the one
+/// `<style>` element of the page.
+#[track_caller]
+fn assert_locked_down(page: &Page) {
+    assert_eq!(page.header("content-type"), "text/html; charset=utf-8");
+    assert_eq!(page.header("x-content-type-options"), "nosniff");
+    assert_eq!(page.header("referrer-policy"), "no-referrer");
+    let csp = page.header("content-security-policy");
+    assert!(csp.starts_with("default-src 'none';"), "{csp}");
+    assert!(!csp.contains("script") && !csp.contains("unsafe"), "{csp}");
+    let style = page
+        .html
+        .split("<style>")
+        .nth(1)
+        .and_then(|s| s.split("</style>").next())
+        .expect("a style element");
+    let hash =
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(style.as_bytes()));
+    assert!(csp.contains(&format!("style-src 'sha256-{hash}'")), "{csp}");
+    assert_eq!(page.html.matches("<style>").count(), 1);
+    assert!(
+        !page.html.contains(" style=\""),
+        "no inline style attributes"
+    );
+    assert!(
+        page.header("x-ratelimit-limit-hour").is_empty(),
+        "pages are outside the API limits"
+    );
+}
+
+/// No element the page's own code didn't write: no script, no event handler attributes, no
+/// script URLs. Escaped content may sit inside quoted attribute values; only what is outside
+/// quotes (element and attribute names) can act.
+#[track_caller]
+fn assert_inert(html: &str) {
+    let lower = html.to_ascii_lowercase();
+    assert!(!lower.contains("<script"), "a script element");
+    for tag in lower
+        .split('<')
+        .skip(1)
+        .filter_map(|rest| rest.split('>').next())
+    {
+        let parts: Vec<&str> = tag.split('"').collect();
+        for (i, part) in parts.iter().enumerate() {
+            if i % 2 == 0 {
+                for name in part.split_whitespace().skip(usize::from(i == 0)) {
+                    assert!(!name.starts_with("on"), "handler {name} in <{tag}>");
+                }
+            } else {
+                assert!(
+                    !part.trim_start().starts_with("javascript:"),
+                    "script URL in <{tag}>"
+                );
+            }
+        }
+    }
+}
+
+async fn make_public_pin(app: &TestApp, body: &Value) -> String {
+    let mut body = body.clone();
+    body["is_public"] = json!(true);
+    app.create_pin(&body).await["pin_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+const XSS_TITLE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(1)>";
+
+both_stores! {
+    async fn public_pin_page_renders_without_a_credential(app) {
+        let created = app.create_pin(&{
+            let mut b = stat_cards("Quarterly sales");
+            b["is_public"] = json!(true);
+            b
+        }).await;
+        let page = open(&app, created["shareable_url"].as_str().unwrap()).await;
+        assert_eq!(page.status, 200, "{}", page.html);
+        assert_locked_down(&page);
+        assert!(page.html.starts_with("<!doctype html>"));
+        assert!(page.html.contains("<title>Quarterly sales</title>"));
+        assert!(page.html.contains("$1.2M") && page.html.contains("+4%"), "{}", page.html);
+        assert_inert(&page.html);
+    }
+
+    async fn private_missing_and_sign_in_only_are_one_404_page(app) {
+        let missing = open_id(&app, "p-doesnotexist0000000000").await;
+        assert_eq!(missing.status, 404);
+        assert_locked_down(&missing);
+        let private_pin = new_pin(&app, "private").await;
+        let private_board = new_board(&app, "private").await;
+        let signed_pin = make_public_pin(&app, &stat_cards("members")).await;
+        app.put(&format!("/v1/pins/{signed_pin}/share"), &json!({"require_sign_in": true})).await.expect(200);
+        let signed_board = new_board(&app, "members").await;
+        app.put(&format!("/v1/pinboards/{signed_board}/share"), &json!({"is_public": true, "require_sign_in": true})).await.expect(200);
+        let ids = [private_pin.as_str(), private_board.as_str(), signed_pin.as_str(), signed_board.as_str(),
+                   "pb-doesnotexist000000000", "nonsense", "p-", "%3Cscript%3E"];
+        for id in ids {
+            let page = open_id(&app, id).await;
+            assert_eq!(page.status, 404, "{id}");
+            assert_eq!(page.html, missing.html, "{id}: byte for byte the same page");
+            assert_eq!(page.header("content-security-policy"), missing.header("content-security-policy"));
+        }
+        assert!(!missing.html.contains("private") && !missing.html.contains("members"));
+        // Another workspace's public pin is public: the page doesn't depend on a workspace.
+        let other = app.key_in("team-b", "*").await;
+        let res = app.send(app.client.post(format!("{}/v1/pins", app.base)).bearer_auth(&other).json(&{
+            let mut b = stat_cards("theirs");
+            b["is_public"] = json!(true);
+            b
+        })).await.expect(200);
+        assert_eq!(open_id(&app, res.data()["pin_id"].as_str().unwrap()).await.status, 200);
+    }
+
+    async fn unsharing_takes_the_page_down_at_once(app) {
+        let pin = make_public_pin(&app, &stat_cards("soon gone")).await;
+        assert_eq!(open_id(&app, &pin).await.status, 200);
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": false})).await.expect(200);
+        let page = open_id(&app, &pin).await;
+        assert_eq!(page.status, 404);
+        assert_eq!(page.header("cache-control"), "no-store");
+        app.patch(&format!("/v1/pins/{pin}"), &json!({"is_public": true})).await.expect(200);
+        assert_eq!(open_id(&app, &pin).await.status, 200);
+    }
+
+    async fn public_board_shows_every_pin_type_in_grid_order(app) {
+        let created = app.post("/v1/pinboards", &json!({"title": "Everything", "description": "All 18 types", "is_public": true})).await.expect(200);
+        let board = created.data()["id"].as_str().unwrap().to_owned();
+        let mut titles = Vec::new();
+        for pin_type in PinType::ALL {
+            let title = format!("Pin of {}", pin_type.as_str());
+            // Private pins: the public board shows them all the same.
+            let body = json!({"pin_type": pin_type.as_str(), "pin_config": pin_type.example(), "metadata": {"title": title}});
+            let pin = app.create_pin(&body).await["pin_id"].as_str().unwrap().to_owned();
+            place(&app, &board, &pin, None).await.expect(200);
+            titles.push(title);
+        }
+        let page = open(&app, created.data()["shareable_url"].as_str().unwrap()).await;
+        assert_eq!(page.status, 200);
+        assert_locked_down(&page);
+        assert_inert(&page.html);
+        assert!(page.html.contains("<h1>Everything</h1>") && page.html.contains("All 18 types"));
+        let mut at = 0;
+        for title in &titles {
+            let found = page.html[at..].find(&format!("<h2>{title}</h2>")).unwrap_or_else(|| panic!("{title} missing or out of order"));
+            at += found;
+        }
+        assert_eq!(page.html.matches("<svg class=\"chart").count(), 7, "line, area, bar, pie, scatter, heatmap, gauge");
+        assert!(page.html.contains("<table>") && page.html.contains("<progress"));
+        assert!(!page.html.contains("can't be shown"), "every type renders");
+        assert!(page.html.contains(".g0{grid-column:1 / span 3;grid-row:1 / span 2}"), "placed by position");
+        // Making the board private hides it, though its pins are unchanged.
+        app.patch(&format!("/v1/pinboards/{board}"), &json!({"is_public": false})).await.expect(200);
+        assert_eq!(open_id(&app, &board).await.status, 404);
+    }
+
+    async fn content_cannot_inject_markup(app) {
+        let created = app.post("/v1/pinboards", &json!({"title": XSS_TITLE, "description": XSS_TITLE, "is_public": true})).await.expect(200);
+        let board = created.data()["id"].as_str().unwrap().to_owned();
+        let markdown = json!({
+            "pin_type": "markdown",
+            "pin_config": {"text": format!("# Notes\n\n{XSS_TITLE}\n\n[click](javascript:alert(1)) <a href=\"javascript:alert(2)\">a</a> <b onclick=\"x()\">b</b>")},
+            "metadata": {"title": XSS_TITLE}
+        });
+        let table = json!({
+            "pin_type": "flexible-table",
+            "pin_config": {
+                "columns": [{"id": "name", "name": XSS_TITLE, "type": "text"}, {"id": "site", "name": "Site", "type": "link"}],
+                "rows": [{"id": "r1", "cells": {"name": XSS_TITLE, "site": "https://example.com/?q=\"><script>"}}]
+            }
+        });
+        let list = json!({"pin_type": "list", "pin_config": {"items": [{"text": XSS_TITLE}]}});
+        for body in [markdown, table, list] {
+            let pin = make_public_pin(&app, &body).await;
+            place(&app, &board, &pin, None).await.expect(200);
+            let page = open_id(&app, &pin).await;
+            assert_eq!(page.status, 200);
+            assert_inert(&page.html);
+            assert!(page.html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{}", page.html);
+        }
+        let page = open_id(&app, &board).await;
+        assert_eq!(page.status, 200);
+        assert_locked_down(&page);
+        assert_inert(&page.html);
+        let escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;";
+        assert!(page.html.contains(&format!("<title>{escaped}</title>")));
+        assert!(page.html.contains(&format!("<h1>{escaped}</h1>")));
+        assert!(page.html.contains(&format!("<td>{escaped}</td>")), "table cell");
+        assert!(page.html.contains(&format!("<th scope=\"col\">{escaped}</th>")), "column name");
+        assert!(page.html.contains("<a href=\"https://example.com/?q=%22%3E%3Cscript%3E\""), "a link's URL normalised");
+        assert!(page.html.contains("\">https://example.com/?q=&quot;&gt;&lt;script&gt;</a>"), "its text escaped");
+        assert!(page.html.contains("<h1>Notes</h1>"), "markdown still renders");
+    }
+}
