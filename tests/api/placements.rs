@@ -261,4 +261,23 @@ both_stores! {
         assert_ne!(read.data()["updated_at"], created.data()["updated_at"]);
         assert_eq!(read.data()["created_at"], created.data()["created_at"]);
     }
+
+    async fn concurrent_auto_placements_never_overlap(app) {
+        let board = new_board(&app, "Busy").await;
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..12 {
+            let pin = new_pin(&app, &format!("p{i}")).await;
+            let req = app.req(Method::POST, &format!("/v1/pinboards/{board}/pins")).json(&json!({"pin_id": pin}));
+            tasks.spawn(async move {
+                let res = req.send().await.expect("request");
+                assert_eq!(res.status().as_u16(), 200);
+                let body: Value = res.json().await.expect("JSON");
+                body["data"]["position"].clone()
+            });
+        }
+        let mut spots: Vec<Value> = tasks.join_all().await;
+        spots.sort_by_key(|p| (p["y"].as_i64(), p["x"].as_i64()));
+        let expected: Vec<Value> = (0..12).map(|i| pos(i % 4 * 3, i / 4 * 2, 3, 2)).collect();
+        assert_eq!(spots, expected, "twelve distinct slots, rows filled in turn");
+    }
 }
