@@ -1,6 +1,9 @@
 //! The middleware on every API route: guard, authenticate, price, charge, and headers.
 
-use std::{net::SocketAddr, time::Duration};
+use std::{
+    net::{IpAddr, SocketAddr},
+    time::Duration,
+};
 
 use axum::{
     body::Body,
@@ -27,10 +30,7 @@ const READ_POSTS: &[&str] = &["/pins/batch/get"];
 pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let now = state.clock.now_ms();
     let limits = &state.settings.rate_limits;
-    let client = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip());
+    let client = client_address(&req, &limits.auth_failures.client_ip_header);
     if let Some(addr) = client {
         if let Some(window) = state
             .auth_guard
@@ -121,6 +121,22 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
     };
     report.write(response.headers_mut());
     response
+}
+
+/// The client's address: from the trusted proxy's header when one is configured and sent,
+/// else the TCP peer.
+fn client_address(req: &Request, proxy_header: &str) -> Option<IpAddr> {
+    let forwarded = (!proxy_header.is_empty())
+        .then(|| req.headers().get(proxy_header))
+        .flatten()
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .and_then(|first| first.trim().parse().ok());
+    forwarded.or_else(|| {
+        req.extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip())
+    })
 }
 
 fn upgrade_url(state: &AppState) -> String {

@@ -52,10 +52,13 @@ pub struct WriteBucket {
     pub window_secs: u64,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct AuthFailures {
     /// Failed authentications allowed per client address per minute.
     pub per_minute: u32,
+    /// A header set by a trusted proxy that names the client (its first address counts),
+    /// e.g. `x-forwarded-for`; empty means the TCP peer address.
+    pub client_ip_header: String,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

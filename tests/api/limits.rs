@@ -316,3 +316,41 @@ mod replicas {
             .expect(200);
     }
 }
+
+/// Behind a proxy, the guard counts the address the proxy names, not the proxy's own.
+mod proxied_guard {
+    use super::*;
+
+    async fn scenario(app: TestApp) {
+        let good = app.key_of_tier(Tier::Team).await;
+        let guess = "cbk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+        let from = |ip: &'static str, key: &str| {
+            app.client
+                .get(format!("{}/v1/pins", app.base))
+                .bearer_auth(key)
+                .header("x-forwarded-for", format!("{ip}, 10.0.0.1"))
+        };
+        for _ in 0..5 {
+            app.send(from("203.0.113.7", guess)).await.expect(401);
+        }
+        app.send(from("203.0.113.7", &good))
+            .await
+            .expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        // Another client behind the same proxy is not affected.
+        app.send(from("198.51.100.2", &good)).await.expect(200);
+        app.send(from("198.51.100.2", guess)).await.expect(401);
+    }
+
+    /// SPEC_LIMITS ends inside `[rate_limits.auth_failures]`; the proxy header joins it.
+    const PROXIED: &str = "client_ip_header = \"x-forwarded-for\"\n";
+
+    #[tokio::test]
+    async fn sqlite() {
+        scenario(TestApp::sqlite_with(&format!("{SPEC_LIMITS}{PROXIED}")).await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        scenario(TestApp::postgres_with(&format!("{SPEC_LIMITS}{PROXIED}")).await).await;
+    }
+}
