@@ -9,6 +9,7 @@ mod postgres;
 mod postgres_boards;
 mod sqlite;
 mod sqlite_boards;
+mod sqlite_commit;
 
 pub use boards::{
     BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Placer, Position, Sharing,

@@ -1,6 +1,6 @@
 //! The embedded default store: one SQLite file in WAL mode with full sync on commit.
 //! Writes go through a single writer connection (no `SQLITE_BUSY` between our own writers);
-//! reads use a pool of reader connections.
+//! reads use a pool of reader connections. Creates are group-committed ([`Committer`]).
 
 use std::{str::FromStr, time::Duration};
 
@@ -8,15 +8,17 @@ use sqlx::{
     sqlite::{
         SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
     },
-    Row, SqlitePool,
+    Row, SqliteConnection, SqlitePool,
 };
 
-use super::*;
+use super::{sqlite_commit::Committer, *};
 
 #[derive(Clone)]
 pub struct SqliteStore {
     pub(super) writer: SqlitePool,
     pub(super) reader: SqlitePool,
+    /// Creates go through here: many requests' inserts share one commit (one fsync).
+    committer: Committer,
 }
 
 pub(super) fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
@@ -59,6 +61,51 @@ pub(super) fn tags_json(tags: &[String]) -> String {
     serde_json::to_string(tags).unwrap_or_else(|_| "[]".into())
 }
 
+/// One create (an idempotency claim, then its pins) inside the caller's transaction.
+pub(super) async fn insert_in(
+    conn: &mut SqliteConnection,
+    ws: &str,
+    pins: &[Pin],
+    idem: Option<&Idempotent>,
+) -> Result<Created> {
+    if let Some(idem) = idem {
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at \
+             WHERE idempotency_keys.created_at < $6",
+        )
+        .bind(ws)
+        .bind(&idem.key)
+        .bind(&idem.request_hash)
+        .bind(&idem.response)
+        .bind(idem.created_at)
+        .bind(idem.live_since)
+        .execute(&mut *conn)
+        .await?;
+        if claimed.rows_affected() == 0 {
+            return Ok(Created::KeyTaken);
+        }
+    }
+    for pin in pins {
+        sqlx::query(INSERT_PIN)
+            .bind(&pin.id)
+            .bind(ws)
+            .bind(&pin.pin_type)
+            .bind(&pin.pin_config)
+            .bind(&pin.pin_layout)
+            .bind(pin.is_public)
+            .bind(&pin.title)
+            .bind(tags_json(&pin.tags))
+            .bind(&pin.provenance)
+            .bind(pin.version)
+            .bind(pin.created_at)
+            .bind(pin.updated_at)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(Created::Stored)
+}
+
 impl SqliteStore {
     pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(url)?
@@ -87,7 +134,12 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.read_only(true))
             .await?;
-        Ok(SqliteStore { writer, reader })
+        let committer = Committer::start(writer.clone());
+        Ok(SqliteStore {
+            writer,
+            reader,
+            committer,
+        })
     }
 }
 
@@ -181,44 +233,7 @@ impl Backend for SqliteStore {
         pins: &[Pin],
         idem: Option<&Idempotent>,
     ) -> Result<Created> {
-        let mut tx = self.writer.begin().await?;
-        if let Some(idem) = idem {
-            let claimed = sqlx::query(
-                "INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at \
-                 WHERE idempotency_keys.created_at < $6",
-            )
-            .bind(ws)
-            .bind(&idem.key)
-            .bind(&idem.request_hash)
-            .bind(&idem.response)
-            .bind(idem.created_at)
-            .bind(idem.live_since)
-            .execute(&mut *tx)
-            .await?;
-            if claimed.rows_affected() == 0 {
-                return Ok(Created::KeyTaken);
-            }
-        }
-        for pin in pins {
-            sqlx::query(INSERT_PIN)
-                .bind(&pin.id)
-                .bind(ws)
-                .bind(&pin.pin_type)
-                .bind(&pin.pin_config)
-                .bind(&pin.pin_layout)
-                .bind(pin.is_public)
-                .bind(&pin.title)
-                .bind(tags_json(&pin.tags))
-                .bind(&pin.provenance)
-                .bind(pin.version)
-                .bind(pin.created_at)
-                .bind(pin.updated_at)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(Created::Stored)
+        self.committer.insert(ws, pins, idem).await
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {

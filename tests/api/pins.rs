@@ -524,3 +524,35 @@ mod version_retention_keeps_two {
         check_retention(TestApp::postgres_with(RETAIN_TWO).await).await;
     }
 }
+
+both_stores! {
+    // Concurrent creates (grouped into shared commits on SQLite) are each stored exactly
+    // once, and an invalid one in the crowd is refused alone.
+    async fn concurrent_creates_are_all_stored(app) {
+        let creates = (0..48).map(|i| {
+            let body = if i == 20 {
+                json!({"pin_type": "stat-cards", "pin_config": {"cards": []}})
+            } else {
+                stat_cards(&format!("crowd {i}"))
+            };
+            let app = &app;
+            async move { app.post("/v1/pins", &body).await }
+        });
+        let answers = futures::future::join_all(creates).await;
+        let ok: Vec<_> = answers.iter().filter(|r| r.status == 200).collect();
+        assert_eq!(ok.len(), 47);
+        assert_eq!(answers[20].status, 400);
+        let listed = app.get("/v1/pins?limit=200").await.expect(200);
+        let mut titles: Vec<String> = listed
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["metadata"]["title"].as_str().unwrap().to_owned())
+            .collect();
+        titles.sort();
+        let mut expected: Vec<String> = (0..48).filter(|i| *i != 20).map(|i| format!("crowd {i}")).collect();
+        expected.sort();
+        assert_eq!(titles, expected);
+    }
+}
