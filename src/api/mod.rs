@@ -3,12 +3,14 @@
 
 mod health;
 mod json;
+mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
 mod share;
 
 pub use json::ApiJson;
+pub use path::ApiPath;
 
 use axum::{
     http::{header, HeaderValue, StatusCode},

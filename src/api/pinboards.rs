@@ -2,12 +2,12 @@
 //! (`pinboards:write`). Share settings live in `share.rs`.
 
 use axum::{
-    extract::{rejection::QueryRejection, Path, Query, State},
+    extract::{rejection::QueryRejection, Query, State},
     routing::{get, put},
     Router,
 };
 
-use super::{ApiJson, Envelope};
+use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
     auth::{Auth, PinboardsRead, PinboardsWrite},
@@ -61,7 +61,7 @@ async fn create(
 async fn read(
     State(state): State<AppState>,
     auth: Auth<PinboardsRead>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(ops::get(&state, &auth.principal, &id).await?))
 }
@@ -69,7 +69,7 @@ async fn read(
 async fn update(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -80,7 +80,7 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
         ops::delete(&state, &auth.principal, &id).await?,
@@ -90,7 +90,7 @@ async fn delete(
 async fn place(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<PlaceBody>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -101,7 +101,7 @@ async fn place(
 async fn move_pin(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    Path((id, pin_id)): Path<(String, String)>,
+    ApiPath((id, pin_id)): ApiPath<(String, String)>,
     ApiJson(body, _): ApiJson<MoveBody>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -112,7 +112,7 @@ async fn move_pin(
 async fn unplace(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    Path((id, pin_id)): Path<(String, String)>,
+    ApiPath((id, pin_id)): ApiPath<(String, String)>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
         ops::unplace(&state, &auth.principal, &id, &pin_id).await?,

@@ -2,13 +2,13 @@
 //! [`crate::pins::ops`] and wrap the result in the envelope.
 
 use axum::{
-    extract::{rejection::QueryRejection, Path, Query, State},
+    extract::{rejection::QueryRejection, Query, State},
     http::{header, HeaderMap, HeaderValue},
     routing::{get, post},
     Router,
 };
 
-use super::{ApiJson, Envelope};
+use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
     auth::{Auth, PinsRead, PinsWrite},
@@ -131,7 +131,7 @@ async fn create_batch(
 async fn read(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     let (data, version) = ops::get(&state, &auth.principal, &id).await?;
     Ok(Envelope::new(data).with_etag(version))
@@ -149,7 +149,7 @@ async fn get_batch(
 async fn update(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(body, _): ApiJson<UpdateBody>,
 ) -> Result<Envelope> {
@@ -173,7 +173,7 @@ async fn update_batch(
 async fn delete(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     headers: HeaderMap,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -194,7 +194,7 @@ async fn delete_batch(
 async fn versions(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     params: std::result::Result<Query<ListParams>, QueryRejection>,
 ) -> Result<Envelope> {
     let (data, pagination) = ops::versions(&state, &auth.principal, &id, &query(params)?).await?;

@@ -10,7 +10,7 @@ use axum::{
     Router,
 };
 
-use super::{ApiJson, Envelope};
+use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
     auth::{Auth, PinsShare},
@@ -34,7 +34,7 @@ pub fn pages() -> Router<AppState> {
 async fn get_pin(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
         sharing::get_pin(&state, &auth.principal, &id).await?,
@@ -44,7 +44,7 @@ async fn get_pin(
 async fn put_pin(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -55,7 +55,7 @@ async fn put_pin(
 async fn get_board(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
         sharing::get_board(&state, &auth.principal, &id).await?,
@@ -65,7 +65,7 @@ async fn get_board(
 async fn put_board(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(

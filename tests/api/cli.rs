@@ -16,11 +16,7 @@ use tokio::{
     process::{Child, Command},
 };
 
-use crate::helpers::stat_cards;
-
-fn pg_admin_url() -> String {
-    std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
-}
+use crate::helpers::{drop_database, pg_admin_url, stat_cards};
 
 /// A fresh store for the binary: a new data directory, and for PostgreSQL a new database.
 struct Store {
@@ -100,24 +96,7 @@ impl Drop for Store {
         let Some(name) = self.pg_database.take() else {
             return;
         };
-        let _ = std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async {
-                if let Ok(mut admin) =
-                    PgConnection::connect(&format!("{}/postgres", pg_admin_url())).await
-                {
-                    let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                        .execute(&mut admin)
-                        .await;
-                }
-            });
-        })
-        .join();
+        drop_database(name);
     }
 }
 

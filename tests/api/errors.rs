@@ -558,3 +558,33 @@ both_stores! {
         assert_eq!(all.data(), &json!([]));
     }
 }
+
+both_stores! {
+    async fn undecodable_path_parameters_are_400_envelopes(app) {
+        for path in [
+            "/v1/pins/%FF",
+            "/v1/pins/%FF/versions",
+            "/v1/pins/%FF/share",
+            "/v1/pinboards/%FF",
+            "/v1/pinboards/%FF/share",
+        ] {
+            let r = app.get(path).await;
+            assert_eq!(r.status, 400, "{path}: {:?}", r.body);
+            assert_eq!(r.code(), "VALIDATION_FAILED", "{path}");
+            assert_eq!(r.body["error"]["details"]["field"], json!("path"), "{path}");
+        }
+        let moved = app
+            .send(app.req(reqwest::Method::DELETE, "/v1/pinboards/pb-x/pins/%FF"))
+            .await;
+        assert_eq!(moved.code(), "VALIDATION_FAILED");
+    }
+
+    async fn a_store_that_is_down_is_503_with_retry_after(app) {
+        app.state.store.close().await;
+        let r = app.get("/v1/pins").await.expect_error(503, "SERVICE_UNAVAILABLE", None);
+        assert_eq!(r.header("retry-after"), Some("1"));
+        let ready = app.send(app.client.get(format!("{}/readyz", app.base))).await;
+        assert_eq!(ready.status, 503);
+        assert_eq!(ready.code(), "SERVICE_UNAVAILABLE");
+    }
+}

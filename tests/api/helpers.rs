@@ -16,7 +16,7 @@ use sqlx::{Connection, PgConnection};
 use tokio::sync::oneshot;
 
 /// PostgreSQL server the tests create their databases on (override with TEST_PG_URL).
-fn pg_admin_url() -> String {
+pub fn pg_admin_url() -> String {
     std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
@@ -292,30 +292,7 @@ impl Drop for TestApp {
             Fresh::Sqlite(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
-            Fresh::Postgres(name) => {
-                let name = name.clone();
-                // Drop can't await: remove the database from a thread with its own runtime.
-                let _ = std::thread::spawn(move || {
-                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    else {
-                        return;
-                    };
-                    rt.block_on(async {
-                        if let Ok(mut admin) =
-                            PgConnection::connect(&format!("{}/postgres", pg_admin_url())).await
-                        {
-                            let _ = sqlx::query(&format!(
-                                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                            ))
-                            .execute(&mut admin)
-                            .await;
-                        }
-                    });
-                })
-                .join();
-            }
+            Fresh::Postgres(name) => drop_database(name.clone()),
         }
     }
 }
@@ -356,4 +333,26 @@ macro_rules! both_stores {
             }
         }
     )*};
+}
+
+/// Drops a test database. Drop can't await, so this runs on a thread with its own runtime.
+pub fn drop_database(name: String) {
+    let _ = std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            if let Ok(mut admin) =
+                PgConnection::connect(&format!("{}/postgres", pg_admin_url())).await
+            {
+                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await;
+            }
+        });
+    })
+    .join();
 }
