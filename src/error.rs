@@ -136,6 +136,24 @@ impl Error {
         }
     }
 
+    /// Every code [`Error::code`] can return (the API description lists them).
+    pub const CODES: [&'static str; 14] = [
+        "VALIDATION_FAILED",
+        "PIN_CONFIG_INVALID",
+        "UNAUTHORIZED",
+        "FORBIDDEN",
+        "SCOPE_REQUIRED",
+        "NOT_FOUND",
+        "METHOD_NOT_ALLOWED",
+        "CONFLICT",
+        "PRECONDITION_FAILED",
+        "PAYLOAD_TOO_LARGE",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "RATE_LIMIT_EXCEEDED",
+        "SERVICE_UNAVAILABLE",
+        "INTERNAL_ERROR",
+    ];
+
     pub fn code(&self) -> &'static str {
         match self {
             Error::Validation { .. } => "VALIDATION_FAILED",
@@ -284,5 +302,62 @@ impl IntoResponse for Error {
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn every_code_is_listed_for_the_api_description() {
+        let rate_limited = Error::RateLimited {
+            window: "minute",
+            limit: 1,
+            used: 1,
+            cost: 1,
+            reset_at: 0,
+            retry_after: 1,
+            tier: "starter",
+            upgrade_url: String::new(),
+        };
+        let all = [
+            Error::validation("f", "x"),
+            Error::PinConfigInvalid {
+                message: String::new(),
+                field: String::new(),
+                expected: String::new(),
+                index: None,
+            },
+            Error::Unauthorized,
+            Error::Forbidden(String::new()),
+            Error::ScopeRequired("pins:read"),
+            Error::NotFound {
+                what: "pin",
+                index: None,
+            },
+            Error::MethodNotAllowed,
+            Error::Conflict(String::new()),
+            Error::PreconditionFailed { current: 1 },
+            Error::PayloadTooLarge { limit: 1 },
+            Error::UnsupportedMediaType,
+            rate_limited,
+            Error::TooManyAuthFailures {
+                limit: 1,
+                reset_at: 0,
+                retry_after: 1,
+            },
+            Error::Unavailable,
+            Error::Internal(String::new()),
+        ];
+        for error in &all {
+            assert!(Error::CODES.contains(&error.code()), "{}", error.code());
+        }
+        for code in Error::CODES {
+            assert!(
+                all.iter().any(|e| e.code() == code),
+                "{code} is never returned"
+            );
+        }
     }
 }

@@ -1,8 +1,10 @@
 //! HTTP: one module per resource, merged here. Every API path is served under `/v1` and,
 //! identically, without the prefix (CONTRACT.md 1).
 
+pub mod docs;
 mod health;
 mod json;
+mod openapi;
 mod path;
 mod pin_types;
 mod pinboards;
@@ -10,8 +12,11 @@ mod pins;
 mod share;
 
 pub use json::ApiJson;
-pub use path::ApiPath;
+pub use path::{ApiPath, BoardPath, PinPath, PlacementPath, SharePath};
 
+use std::marker::PhantomData;
+
+use aide::axum::ApiRouter;
 use axum::{
     http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
@@ -21,20 +26,24 @@ use serde_json::value::RawValue;
 
 use crate::{app::AppState, error::Error, pins::ops::Pagination};
 
-/// Every route of the service.
+/// Every route of the service. The API routes are documented as they are declared; the
+/// description of the `/v1` ones is served at `/v1/openapi.json`.
 pub fn router(state: AppState) -> Router {
+    openapi::prepare();
+    let document = openapi::Document::default();
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,
-        ));
+        ))
+        .merge(openapi::routes(document.clone()));
+    let public = health::routes().merge(share::pages());
+    let documented = ApiRouter::new().nest("/v1", api.clone()).merge(public);
     Router::new()
-        .nest("/v1", api.clone())
-        .merge(api)
-        .merge(health::routes())
-        .merge(share::pages())
+        .merge(openapi::describe(documented, &document))
+        .merge(Router::from(api))
         .fallback(|| async {
             Error::NotFound {
                 what: "route",
@@ -46,18 +55,22 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// A success envelope `{"success": true, "data": ..., <extra>}` around serialised data.
-pub struct Envelope {
+/// `B` is the body's documented shape ([`docs::One`], [`docs::Page`], [`docs::Found`]):
+/// the data is built as JSON text (some of it by the store), the type says what it is.
+pub struct Envelope<B> {
     data: Box<RawValue>,
     extra: Option<(&'static str, String)>,
     headers: Vec<(header::HeaderName, HeaderValue)>,
+    shape: PhantomData<fn() -> B>,
 }
 
-impl Envelope {
+impl<B> Envelope<B> {
     pub fn new(data: Box<RawValue>) -> Self {
         Envelope {
             data,
             extra: None,
             headers: Vec::new(),
+            shape: PhantomData,
         }
     }
 
@@ -86,7 +99,7 @@ impl Envelope {
     }
 }
 
-impl IntoResponse for Envelope {
+impl<B> IntoResponse for Envelope<B> {
     fn into_response(self) -> Response {
         let data = self.data.get();
         let mut body = String::with_capacity(data.len() + 64);

@@ -5,7 +5,8 @@ use axum::{
     extract::{FromRequestParts, Path},
     http::request::Parts,
 };
-use serde::de::DeserializeOwned;
+use schemars::JsonSchema;
+use serde::{de::DeserializeOwned, Deserialize};
 
 use crate::error::Error;
 
@@ -24,4 +25,34 @@ where
             .map(|Path(value)| ApiPath(value))
             .map_err(|e| Error::validation("path", format!("a valid path ({})", e.body_text())))
     }
+}
+
+/// `{id}` of the `/pins/{id}` routes.
+#[derive(Deserialize, JsonSchema)]
+pub struct PinPath {
+    /// A pin id (`p-...`).
+    pub id: String,
+}
+
+/// `{id}` of the `/pinboards/{id}` routes.
+#[derive(Deserialize, JsonSchema)]
+pub struct BoardPath {
+    /// A pinboard id (`pb-...`).
+    pub id: String,
+}
+
+/// `{id}` and `{pin_id}` of `/pinboards/{id}/pins/{pin_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct PlacementPath {
+    /// A pinboard id (`pb-...`).
+    pub id: String,
+    /// The id of a pin placed on it (`p-...`).
+    pub pin_id: String,
+}
+
+/// `{id}` of a share page: a pin or pinboard id.
+#[derive(Deserialize, JsonSchema)]
+pub struct SharePath {
+    /// A pin (`p-...`) or pinboard (`pb-...`) id.
+    pub id: String,
 }

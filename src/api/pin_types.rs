@@ -3,19 +3,31 @@
 
 use std::sync::OnceLock;
 
-use axum::{routing::get, Router};
+use aide::axum::{routing::get_with, ApiRouter};
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{value::RawValue, Value};
 
-use super::Envelope;
+use super::{docs::One, Envelope};
 use crate::{app::AppState, error::Result, pin_types::PinType};
 
-pub fn routes() -> Router<AppState> {
-    Router::new().route("/pin-types", get(list))
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/pin-types",
+        get_with(list, |op| {
+            op.summary("Every pin type with its JSON Schema, description and example")
+                .description("Any valid credential; no scope.")
+                .tag("catalogue")
+                .security_requirement(super::docs::BEARER)
+        }),
+    )
 }
 
-#[derive(Serialize)]
-struct Entry {
+/// One pin type of the catalogue.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PinTypeEntry", deny_unknown_fields)]
+pub struct Entry {
+    #[schemars(schema_with = "crate::pin_types::pin_type_schema")]
     pin_type: &'static str,
     description: &'static str,
     schema: Value,
@@ -40,7 +52,7 @@ fn catalogue() -> &'static str {
 }
 
 /// Any valid credential may read the catalogue (the middleware has authenticated it).
-async fn list() -> Result<Envelope> {
+async fn list() -> Result<Envelope<One<Vec<Entry>>>> {
     let data = RawValue::from_string(catalogue().to_owned())
         .map_err(|e| crate::Error::Internal(e.to_string()))?;
     Ok(Envelope::new(data))

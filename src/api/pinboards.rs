@@ -1,34 +1,71 @@
 //! `/pinboards` routes: boards (`pinboards:read` / `pinboards:write`) and placements
 //! (`pinboards:write`). Share settings live in `share.rs`.
 
-use axum::{
-    extract::{rejection::QueryRejection, Query, State},
-    routing::{get, put},
-    Router,
+use aide::{
+    axum::{
+        routing::{get_with, post_with, put_with},
+        ApiRouter,
+    },
+    transform::TransformOperation,
 };
+use axum::extract::{rejection::QueryRejection, Query, State};
 
-use super::{ApiJson, ApiPath, Envelope};
+use super::{
+    docs::{self, One, Page},
+    ApiJson, ApiPath, BoardPath, Envelope, PlacementPath,
+};
 use crate::{
     app::AppState,
     auth::{Auth, PinboardsRead, PinboardsWrite},
     error::{Error, Result},
     pinboards::{
-        ops::{self, BoardListParams, MoveBody, PlaceBody},
-        CreateBoardBody, UpdateBoardBody,
+        ops::{self, Deleted, MoveBody, PlaceBody, PlacementRecord, Removed},
+        BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
     },
+    pins::ops::PageParams,
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/pinboards", get(list).post(create))
-        .route(
-            "/pinboards/{id}",
-            get(read).put(update).patch(update).delete(delete),
+type Board = BoardRecord<'static>;
+
+fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
+    op.summary(summary).tag("pinboards")
+}
+
+const OVERLAP: &str =
+    "The position overlaps a placed pin, or the pin is already on the board: `CONFLICT`";
+
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/pinboards",
+            get_with(list, |op| doc(op, "List pinboards, newest first"))
+                .post_with(create, |op| doc(op, "Create a pinboard")),
         )
-        .route("/pinboards/{id}/pins", axum::routing::post(place))
-        .route(
+        .api_route(
+            "/pinboards/{id}",
+            get_with(read, |op| doc(op, "Read a pinboard with its placed pins"))
+                .put_with(update, |op| {
+                    doc(op, "Update a pinboard (only the fields sent)").id("putPinboard")
+                })
+                .patch_with(update, |op| {
+                    doc(op, "Update a pinboard (only the fields sent)").id("patchPinboard")
+                })
+                .delete_with(delete, |op| doc(op, "Delete a pinboard (its pins stay)")),
+        )
+        .api_route(
+            "/pinboards/{id}/pins",
+            post_with(place, |op| {
+                docs::conflict(doc(op, "Place a pin on the 12-column grid"), OVERLAP)
+            }),
+        )
+        .api_route(
             "/pinboards/{id}/pins/{pin_id}",
-            put(move_pin).delete(unplace),
+            put_with(move_pin, |op| {
+                docs::conflict(doc(op, "Move or resize a placed pin"), OVERLAP)
+            })
+            .delete_with(unplace, |op| {
+                doc(op, "Take a pin off the board (the pin stays)")
+            }),
         )
         .merge(super::share::routes())
 }
@@ -36,8 +73,8 @@ pub fn routes() -> Router<AppState> {
 async fn list(
     State(state): State<AppState>,
     auth: Auth<PinboardsRead>,
-    params: std::result::Result<Query<BoardListParams>, QueryRejection>,
-) -> Result<Envelope> {
+    params: std::result::Result<Query<PageParams>, QueryRejection>,
+) -> Result<Envelope<Page<Board>>> {
     let params = params.map(|Query(q)| q).map_err(|e| {
         Error::validation(
             "query",
@@ -52,7 +89,7 @@ async fn create(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
     ApiJson(body, _): ApiJson<CreateBoardBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Board>>> {
     Ok(Envelope::new(
         ops::create(&state, &auth.principal, body).await?,
     ))
@@ -61,17 +98,17 @@ async fn create(
 async fn read(
     State(state): State<AppState>,
     auth: Auth<PinboardsRead>,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Envelope> {
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
+) -> Result<Envelope<One<BoardWithPins<'static>>>> {
     Ok(Envelope::new(ops::get(&state, &auth.principal, &id).await?))
 }
 
 async fn update(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Board>>> {
     Ok(Envelope::new(
         ops::update(&state, &auth.principal, &id, body).await?,
     ))
@@ -80,8 +117,8 @@ async fn update(
 async fn delete(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Envelope> {
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
+) -> Result<Envelope<One<Deleted<'static>>>> {
     Ok(Envelope::new(
         ops::delete(&state, &auth.principal, &id).await?,
     ))
@@ -90,9 +127,9 @@ async fn delete(
 async fn place(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<PlaceBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<PlacementRecord<'static>>>> {
     Ok(Envelope::new(
         ops::place(&state, &auth.principal, &id, body).await?,
     ))
@@ -101,9 +138,9 @@ async fn place(
 async fn move_pin(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    ApiPath((id, pin_id)): ApiPath<(String, String)>,
+    ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
     ApiJson(body, _): ApiJson<MoveBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<PlacementRecord<'static>>>> {
     Ok(Envelope::new(
         ops::move_pin(&state, &auth.principal, &id, &pin_id, body).await?,
     ))
@@ -112,8 +149,8 @@ async fn move_pin(
 async fn unplace(
     State(state): State<AppState>,
     auth: Auth<PinboardsWrite>,
-    ApiPath((id, pin_id)): ApiPath<(String, String)>,
-) -> Result<Envelope> {
+    ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
+) -> Result<Envelope<One<Removed<'static>>>> {
     Ok(Envelope::new(
         ops::unplace(&state, &auth.principal, &id, &pin_id).await?,
     ))

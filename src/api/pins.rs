@@ -1,43 +1,94 @@
 //! `/pins` routes: thin handlers that authenticate (scope in the signature), parse, call
 //! [`crate::pins::ops`] and wrap the result in the envelope.
 
+use aide::{
+    axum::{
+        routing::{get_with, post_with},
+        ApiRouter,
+    },
+    transform::TransformOperation,
+};
 use axum::{
     extract::{rejection::QueryRejection, Query, State},
     http::{header, HeaderMap, HeaderValue},
-    routing::{get, post},
-    Router,
 };
 
-use super::{ApiJson, ApiPath, Envelope};
+use super::{
+    docs::{self, Found, One, Page},
+    ApiJson, ApiPath, Envelope, PinPath,
+};
 use crate::{
     app::AppState,
     auth::{Auth, PinsRead, PinsWrite},
     error::{Error, Result},
     pins::{
         ops::{
-            self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, IdempotencyKey,
-            ListParams, Outcome, Precondition,
+            self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, Deleted,
+            IdempotencyKey, ListParams, Outcome, PageParams, Precondition,
         },
-        CreateBody, UpdateBody,
+        CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
     },
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/pins", get(list).post(create))
-        .route("/pins/batch", post(create_batch))
-        .route("/pins/batch/get", post(get_batch))
-        .route("/pins/batch/update", post(update_batch))
-        .route("/pins/batch/delete", post(delete_batch))
-        .route(
-            "/pins/{id}",
-            get(read).put(update).patch(update).delete(delete),
+type Record = PinRecord<'static>;
+
+fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
+    op.summary(summary).tag("pins")
+}
+
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/pins",
+            get_with(list, |op| {
+                doc(
+                    op,
+                    "List pins, newest first (keyset pages; filters by type, tag, time, board)",
+                )
+            })
+            .post_with(create, |op| {
+                docs::idempotency_key(doc(op, "Create a pin (shape A or B)"))
+            }),
         )
-        .route("/pins/{id}/versions", get(versions))
+        .api_route(
+            "/pins/batch",
+            post_with(create_batch, |op| {
+                docs::idempotency_key(doc(op, "Create pins, all or none"))
+            }),
+        )
+        .api_route(
+            "/pins/batch/get",
+            post_with(get_batch, |op| doc(op, "Read pins by id")),
+        )
+        .api_route(
+            "/pins/batch/update",
+            post_with(update_batch, |op| doc(op, "Update pins, all or none")),
+        )
+        .api_route(
+            "/pins/batch/delete",
+            post_with(delete_batch, |op| doc(op, "Delete pins, all or none")),
+        )
+        .api_route(
+            "/pins/{id}",
+            get_with(read, |op| doc(op, "Read a pin (with its version as ETag)"))
+                .put_with(update, |op| {
+                    docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("putPin")
+                })
+                .patch_with(update, |op| {
+                    docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("patchPin")
+                })
+                .delete_with(delete, |op| docs::if_match(doc(op, "Delete a pin"))),
+        )
+        .api_route(
+            "/pins/{id}/versions",
+            get_with(versions, |op| {
+                doc(op, "List a pin's past versions, newest first")
+            }),
+        )
 }
 
 /// Query values arrive as strings; `ops` validates each one and names it on error.
-fn query(raw: std::result::Result<Query<ListParams>, QueryRejection>) -> Result<ListParams> {
+fn query<Q>(raw: std::result::Result<Query<Q>, QueryRejection>) -> Result<Q> {
     raw.map(|Query(q)| q).map_err(|e| {
         Error::validation(
             "query",
@@ -83,7 +134,7 @@ fn precondition(headers: &HeaderMap) -> Precondition {
     Precondition(Some(versions))
 }
 
-fn created(outcome: Outcome) -> Envelope {
+fn created<B>(outcome: Outcome) -> Envelope<B> {
     let envelope = Envelope::new(outcome.data);
     if outcome.replayed {
         envelope.with_header(
@@ -99,7 +150,7 @@ async fn list(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     params: std::result::Result<Query<ListParams>, QueryRejection>,
-) -> Result<Envelope> {
+) -> Result<Envelope<Page<Record>>> {
     let (data, pagination) = ops::list(&state, &auth.principal, &query(params)?).await?;
     Ok(Envelope::paginated(data, &pagination))
 }
@@ -109,7 +160,7 @@ async fn create(
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
     ApiJson(body, raw): ApiJson<CreateBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<CreatedPin<'static>>>> {
     let idem = idempotency_key(&headers, "create", &raw)?;
     Ok(created(
         ops::create(&state, &auth.principal, body, idem).await?,
@@ -121,7 +172,7 @@ async fn create_batch(
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
     ApiJson(body, raw): ApiJson<BatchCreateBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Vec<CreatedPin<'static>>>>> {
     let idem = idempotency_key(&headers, "create_batch", &raw)?;
     Ok(created(
         ops::create_batch(&state, &auth.principal, body, idem).await?,
@@ -131,8 +182,8 @@ async fn create_batch(
 async fn read(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Envelope> {
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
+) -> Result<Envelope<One<Record>>> {
     let (data, version) = ops::get(&state, &auth.principal, &id).await?;
     Ok(Envelope::new(data).with_etag(version))
 }
@@ -141,7 +192,7 @@ async fn get_batch(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     ApiJson(body, _): ApiJson<BatchGetBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<Found<Record>>> {
     let (found, missing) = ops::get_batch(&state, &auth.principal, body).await?;
     Ok(Envelope::new(found).with_field("missing", missing.get().to_owned()))
 }
@@ -149,10 +200,10 @@ async fn get_batch(
 async fn update(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
     headers: HeaderMap,
     ApiJson(body, _): ApiJson<UpdateBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<UpdatedPin>>> {
     let updated = ops::update(&state, &auth.principal, &id, body, precondition(&headers)).await?;
     let version = updated.version;
     let data =
@@ -164,7 +215,7 @@ async fn update_batch(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     ApiJson(body, _): ApiJson<BatchUpdateBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Vec<UpdatedPin>>>> {
     Ok(Envelope::new(
         ops::update_batch(&state, &auth.principal, body).await?,
     ))
@@ -173,9 +224,9 @@ async fn update_batch(
 async fn delete(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
     headers: HeaderMap,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Deleted<'static>>>> {
     Ok(Envelope::new(
         ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?,
     ))
@@ -185,7 +236,7 @@ async fn delete_batch(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     ApiJson(body, _): ApiJson<BatchDeleteBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<Vec<Deleted<'static>>>>> {
     Ok(Envelope::new(
         ops::delete_batch(&state, &auth.principal, body).await?,
     ))
@@ -194,9 +245,9 @@ async fn delete_batch(
 async fn versions(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
-    ApiPath(id): ApiPath<String>,
-    params: std::result::Result<Query<ListParams>, QueryRejection>,
-) -> Result<Envelope> {
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
+    params: std::result::Result<Query<PageParams>, QueryRejection>,
+) -> Result<Envelope<Page<Record>>> {
     let (data, pagination) = ops::versions(&state, &auth.principal, &id, &query(params)?).await?;
     Ok(Envelope::paginated(data, &pagination))
 }

@@ -2,40 +2,70 @@
 //! `pins:share`) and the share pages at each `shareable_url` (`/share/{id}`), which need no
 //! credential and are served outside the API router and its rate limits.
 
+use aide::{
+    axum::{routing::get_with, ApiRouter},
+    generate::GenContext,
+    openapi::{MediaType, Operation, Response as AideResponse},
+    transform::TransformOperation,
+    OperationOutput,
+};
 use axum::{
     extract::{rejection::PathRejection, Path, State},
     http::{header, HeaderName, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
-    routing::get,
-    Router,
 };
 
-use super::{ApiJson, ApiPath, Envelope};
+use super::{
+    docs::{self, One},
+    ApiJson, ApiPath, BoardPath, Envelope, PinPath, SharePath,
+};
 use crate::{
     app::AppState,
     auth::{Auth, PinsShare},
     error::{Error, Result},
-    pinboards::sharing::{self, ShareBody},
+    pinboards::sharing::{self, ShareBody, ShareRecord},
     render::{self, Page},
 };
 
+fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
+    op.summary(summary).tag("sharing")
+}
+
 /// The settings routes, part of the authenticated API.
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/pins/{id}/share", get(get_pin).put(put_pin))
-        .route("/pinboards/{id}/share", get(get_board).put(put_board))
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/pins/{id}/share",
+            get_with(get_pin, |op| doc(op, "Read a pin's share settings"))
+                .put_with(put_pin, |op| doc(op, "Change a pin's share settings")),
+        )
+        .api_route(
+            "/pinboards/{id}/share",
+            get_with(get_board, |op| doc(op, "Read a pinboard's share settings"))
+                .put_with(put_board, |op| {
+                    doc(op, "Change a pinboard's share settings")
+                }),
+        )
 }
 
 /// The share pages: HTML for anyone, no credential.
-pub fn pages() -> Router<AppState> {
-    Router::new().route("/share/{id}", get(page))
+pub fn pages() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/share/{id}",
+        get_with(page, |op| {
+            doc(
+                op,
+                "The share page of a public pin or pinboard (HTML, no credential)",
+            )
+        }),
+    )
 }
 
 async fn get_pin(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Envelope> {
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
+) -> Result<Envelope<One<ShareRecord>>> {
     Ok(Envelope::new(
         sharing::get_pin(&state, &auth.principal, &id).await?,
     ))
@@ -44,9 +74,9 @@ async fn get_pin(
 async fn put_pin(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiJson(body, _): ApiJson<ShareBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<ShareRecord>>> {
     Ok(Envelope::new(
         sharing::put_pin(&state, &auth.principal, &id, body).await?,
     ))
@@ -55,8 +85,8 @@ async fn put_pin(
 async fn get_board(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    ApiPath(id): ApiPath<String>,
-) -> Result<Envelope> {
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
+) -> Result<Envelope<One<ShareRecord>>> {
     Ok(Envelope::new(
         sharing::get_board(&state, &auth.principal, &id).await?,
     ))
@@ -65,9 +95,9 @@ async fn get_board(
 async fn put_board(
     State(state): State<AppState>,
     auth: Auth<PinsShare>,
-    ApiPath(id): ApiPath<String>,
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<ShareBody>,
-) -> Result<Envelope> {
+) -> Result<Envelope<One<ShareRecord>>> {
     Ok(Envelope::new(
         sharing::put_board(&state, &auth.principal, &id, body).await?,
     ))
@@ -96,31 +126,73 @@ async fn lookup(state: &AppState, id: &str) -> Result<Page> {
 
 async fn page(
     State(state): State<AppState>,
-    id: std::result::Result<Path<String>, PathRejection>,
-) -> Result<Response> {
-    let page = match id {
-        Ok(Path(id)) => lookup(&state, &id).await?,
-        Err(_) => render::not_found_page(),
-    };
-    let status = if page.found {
-        StatusCode::OK
-    } else {
-        StatusCode::NOT_FOUND
-    };
-    let mut response = (status, page.html).into_response();
-    let headers = response.headers_mut();
-    let fixed = [
-        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
-        (header::CACHE_CONTROL, "no-store"),
-        (HeaderName::from_static("x-robots-tag"), "noindex"),
-    ];
-    for (name, value) in fixed {
-        headers.insert(name, HeaderValue::from_static(value));
+    id: std::result::Result<Path<SharePath>, PathRejection>,
+) -> SharePage {
+    SharePage(match id {
+        Ok(Path(SharePath { id })) => lookup(&state, &id).await,
+        Err(_) => Ok(render::not_found_page()),
+    })
+}
+
+/// A rendered share page with its security headers: 200, or 404 with the same page for
+/// anything private or missing; the error envelope when the store fails.
+struct SharePage(Result<Page>);
+
+impl IntoResponse for SharePage {
+    fn into_response(self) -> Response {
+        let page = match self.0 {
+            Ok(page) => page,
+            Err(e) => return e.into_response(),
+        };
+        let status = if page.found {
+            StatusCode::OK
+        } else {
+            StatusCode::NOT_FOUND
+        };
+        // Never a page without its policy.
+        let Ok(csp) = HeaderValue::from_str(&page.csp) else {
+            return Error::Internal("share page policy is not a header value".into())
+                .into_response();
+        };
+        let mut response = (status, page.html).into_response();
+        let headers = response.headers_mut();
+        let fixed = [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-store"),
+            (HeaderName::from_static("x-robots-tag"), "noindex"),
+        ];
+        for (name, value) in fixed {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+        response
     }
-    // Never a page without its policy.
-    let csp = HeaderValue::from_str(&page.csp).map_err(|e| Error::Internal(e.to_string()))?;
-    headers.insert(header::CONTENT_SECURITY_POLICY, csp);
-    Ok(response)
+}
+
+impl OperationOutput for SharePage {
+    type Inner = String;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<u16>, AideResponse)> {
+        let html = |description: &str| AideResponse {
+            description: description.to_owned(),
+            content: [("text/html".to_owned(), MediaType::default())]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        vec![
+            (Some(200), html("The rendered pin or pinboard")),
+            (
+                Some(404),
+                html("The same page for a private, missing or sign-in-only item"),
+            ),
+            (Some(500), docs::error_response(ctx, docs::INTERNAL)),
+            (Some(503), docs::error_response(ctx, docs::UNAVAILABLE)),
+        ]
+    }
 }

@@ -1,7 +1,7 @@
 //! The catalogue: for each [`PinType`], its wire name, description, example
 //! and configuration type (which gives both validation and JSON Schema).
 
-use schemars::{generate::SchemaSettings, JsonSchema};
+use schemars::{generate::SchemaSettings, JsonSchema, Schema, SchemaGenerator};
 use serde_json::Value;
 
 use super::{
@@ -16,6 +16,8 @@ pub(super) struct Spec {
     pub(super) description: &'static str,
     pub(super) validate: fn(&Value) -> Result<(), ConfigError>,
     pub(super) schema: fn() -> Value,
+    /// The schema as a subschema of a larger document (the OpenAPI description).
+    pub(super) subschema: fn(&mut SchemaGenerator) -> Schema,
     pub(super) example: fn() -> Value,
 }
 
@@ -30,6 +32,7 @@ impl Spec {
             description,
             validate: validate_as::<T>,
             schema: schema_of::<T>,
+            subschema: |generator| generator.subschema_for::<T>(),
             example,
         }
     }
@@ -48,7 +51,7 @@ fn schema_of<T: JsonSchema>() -> Value {
 
 /// schemars copies doc comments line by line ("at most 200\n characters");
 /// rejoin the lines of each paragraph with a space.
-fn tidy_descriptions(schema: &mut Value) {
+pub fn tidy_descriptions(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
             for (key, value) in map.iter_mut() {

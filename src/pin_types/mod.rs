@@ -39,10 +39,11 @@ pub mod status_grid;
 mod strict;
 pub mod timeline;
 
+pub use catalogue::tidy_descriptions;
 pub(crate) use config_error::parse;
 pub use config_error::ConfigError;
 
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -148,6 +149,25 @@ impl PinType {
         }
         schema
     }
+}
+
+/// The schema of a `pin_type`: one of the wire names.
+pub fn pin_type_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = PinType::ALL.iter().map(|t| t.as_str()).collect();
+    json_schema!({ "type": "string", "enum": names })
+}
+
+/// The schema of a `pin_config` of any type, for a larger document: one of the types'
+/// schemas (each a component of its own). Which one applies is given by `pin_type`.
+pub fn config_schema(generator: &mut SchemaGenerator) -> Schema {
+    let any_of: Vec<Schema> = PinType::ALL
+        .iter()
+        .map(|t| (t.spec().subschema)(generator))
+        .collect();
+    json_schema!({
+        "description": "The configuration of the pin's `pin_type`: the schema of that type (see GET /v1/pin-types).",
+        "anyOf": any_of,
+    })
 }
 
 /// Parses and checks a configuration for `pin_type`. Ok means it is fully valid.

@@ -20,12 +20,18 @@ pub const DEFAULT_H: i64 = 2;
 /// Most pins on one board (a board read returns them all, with their records).
 pub const MAX_PLACEMENTS: usize = 200;
 
-/// A `position` as sent: any of `x`, `y`, `w`, `h`, each already range-checked.
-#[derive(Debug, Clone, Copy, Default)]
+/// A `position` as sent: any of `x`, `y`, `w`, `h`, each already range-checked. A pin
+/// must also fit the grid: `x + w <= 12`.
+#[derive(Debug, Clone, Copy, Default, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PositionInput {
+    #[schemars(range(min = 0, max = COLUMNS - 1))]
     x: Option<i64>,
+    #[schemars(range(min = 0, max = MAX_Y))]
     y: Option<i64>,
+    #[schemars(range(min = 1, max = COLUMNS))]
     w: Option<i64>,
+    #[schemars(range(min = 1, max = MAX_H))]
     h: Option<i64>,
 }
 

@@ -6,6 +6,7 @@ pub mod grid;
 pub mod ops;
 pub mod sharing;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -20,7 +21,7 @@ use crate::{
 pub const DESCRIPTION_CHARS: usize = 2000;
 
 /// `POST /pinboards` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBoardBody {
     pub title: String,
@@ -34,7 +35,7 @@ pub struct CreateBoardBody {
 
 /// `PUT`/`PATCH /pinboards/{id}` body: only supplied fields change; `description: null`
 /// clears the description, `tags: null` empties the tags.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateBoardBody {
     #[serde(default, deserialize_with = "nullable")]
@@ -166,15 +167,19 @@ impl BoardUpdate {
 }
 
 /// The pinboard record (CONTRACT.md 6) of creates, updates and lists.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Pinboard", deny_unknown_fields)]
 pub struct BoardRecord<'a> {
     pub id: &'a str,
     pub title: &'a str,
     pub description: Option<&'a str>,
     pub tags: &'a [String],
     pub is_public: bool,
+    #[schemars(extend("format" = "uri"))]
     pub shareable_url: String,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
 }
 
@@ -194,7 +199,8 @@ impl<'a> BoardRecord<'a> {
 }
 
 /// A single board read: the record plus its pins in position order.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PinboardWithPins", deny_unknown_fields)]
 pub struct BoardWithPins<'a> {
     #[serde(flatten)]
     pub board: BoardRecord<'a>,
@@ -202,7 +208,8 @@ pub struct BoardWithPins<'a> {
 }
 
 /// One placed pin of a board read.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PlacedPin", deny_unknown_fields)]
 pub struct PlacedRecord<'a> {
     pub pin_id: &'a str,
     pub position: Position,

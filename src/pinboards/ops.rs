@@ -1,6 +1,7 @@
 //! The pinboard and placement operations, plain functions over the state and the caller
 //! (HTTP handlers call them; so will MCP tools). Each returns its `data` serialised.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::ops::{decode_cursor, page, page_limit, to_data, Data, Pagination},
+    pins::ops::{decode_cursor, page, page_limit, to_data, Data, PageParams, Pagination},
     store::{BoardQuery, Pinboard, Position},
 };
 
@@ -57,18 +58,11 @@ pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
     })
 }
 
-/// Query of `GET /pinboards`.
-#[derive(Debug, Default, Deserialize)]
-pub struct BoardListParams {
-    pub limit: Option<String>,
-    pub cursor: Option<String>,
-}
-
 /// `GET /pinboards`: newest first, keyset-paginated like `GET /pins`.
 pub async fn list(
     state: &AppState,
     who: &Principal,
-    params: &BoardListParams,
+    params: &PageParams,
 ) -> Result<(Data, Pagination)> {
     let limit = page_limit(params.limit.as_deref())?;
     let query = BoardQuery {
@@ -104,9 +98,11 @@ pub async fn update(
     record(state, &board)
 }
 
-#[derive(Serialize)]
-struct Deleted<'a> {
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "DeletedPinboard", deny_unknown_fields)]
+pub struct Deleted<'a> {
     id: &'a str,
+    #[schemars(extend("const" = true))]
     deleted: bool,
 }
 
@@ -119,24 +115,30 @@ pub async fn delete(state: &AppState, who: &Principal, id: &str) -> Result<Data>
 }
 
 /// `POST /pinboards/{id}/pins` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlaceBody {
     pub pin_id: String,
+    /// Where to put the pin; without it (or `null`, or with only `w`/`h`), the first free
+    /// slot, 3x2 unless `w`/`h` say otherwise.
     #[serde(default)]
+    #[schemars(with = "Option<PositionInput>")]
     pub position: Option<Value>,
 }
 
 /// `PUT /pinboards/{id}/pins/{pinId}` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveBody {
+    /// The new place or size; omitted coordinates keep their current value.
+    #[schemars(with = "PositionInput")]
     pub position: Value,
 }
 
 /// A placement as the placement routes return it.
-#[derive(Serialize)]
-struct PlacementRecord<'a> {
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Placement", deny_unknown_fields)]
+pub struct PlacementRecord<'a> {
     pinboard_id: &'a str,
     pin_id: &'a str,
     position: Position,
@@ -203,10 +205,12 @@ pub async fn move_pin(
     })
 }
 
-#[derive(Serialize)]
-struct Removed<'a> {
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "RemovedPlacement", deny_unknown_fields)]
+pub struct Removed<'a> {
     pinboard_id: &'a str,
     pin_id: &'a str,
+    #[schemars(extend("const" = true))]
     deleted: bool,
 }
 

@@ -2,6 +2,7 @@
 //! `is_public`, `allow_edit`, `require_sign_in`, `allow_comments`. `is_public` is the same
 //! stored value as the record's, so the two never disagree.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -17,7 +18,7 @@ use crate::{
 };
 
 /// `PUT .../share` body: only the supplied settings change.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShareBody {
     #[serde(default)]
@@ -57,8 +58,9 @@ impl ShareBody {
 }
 
 /// What `GET` and `PUT .../share` return: the four settings and the page they govern.
-#[derive(Serialize)]
-struct ShareRecord {
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "ShareSettings", deny_unknown_fields)]
+pub struct ShareRecord {
     #[serde(flatten)]
     sharing: Sharing,
     shareable_url: String,

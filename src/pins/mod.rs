@@ -3,6 +3,7 @@
 
 pub mod ops;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 
@@ -25,17 +26,27 @@ where
 
 /// `POST /pins` body: shape A (`pin_type`, `pin_config`, `metadata`) or shape B
 /// (`data_type`, `pin_type`, `pin_layout`, `content`, `metadata`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBody {
+    #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: String,
+    /// The configuration (shape A). Exactly one of `pin_config`, `content` and
+    /// `metadata.pin_config` is required; the same value in several is accepted.
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
+    /// The configuration (shape B).
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub content: Option<Value>,
+    /// Shape B marker: `pin-card`.
     #[serde(default)]
+    #[schemars(extend("const" = "pin-card"))]
     pub data_type: Option<String>,
+    /// Grid size `WxH`, each 1 to 4 (default `1x1`).
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[1-4]x[1-4]$"))]
     pub pin_layout: Option<String>,
     #[serde(default)]
     pub is_public: Option<bool>,
@@ -44,16 +55,20 @@ pub struct CreateBody {
 }
 
 /// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateBody {
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: Option<String>,
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub content: Option<Value>,
     #[serde(default)]
+    #[schemars(regex(pattern = r"^[1-4]x[1-4]$"))]
     pub pin_layout: Option<String>,
     #[serde(default)]
     pub is_public: Option<bool>,
@@ -63,7 +78,7 @@ pub struct UpdateBody {
 
 /// `metadata` of a create or update. `title: null` clears the title, `provenance: null`
 /// clears provenance.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataBody {
     #[serde(default, deserialize_with = "nullable")]
@@ -73,13 +88,14 @@ pub struct MetadataBody {
     #[serde(default)]
     pub is_public: Option<bool>,
     #[serde(default)]
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
     #[serde(default, deserialize_with = "nullable")]
     pub provenance: Option<Option<Provenance>>,
 }
 
 /// Run/source audit data attached to a pin.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,7 +108,7 @@ pub struct Provenance {
     pub sources: Option<Vec<Source>>,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     #[serde(rename = "type")]
@@ -460,24 +476,34 @@ impl PinChange {
 }
 
 /// The pin record of reads, lists and batch gets (CONTRACT.md 2).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Pin", deny_unknown_fields)]
 pub struct PinRecord<'a> {
     pub id: &'a str,
+    #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: &'a str,
+    #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: &'a RawValue,
     pub pin_layout: &'a str,
     pub is_public: bool,
     pub metadata: RecordMetadata<'a>,
+    /// Starts at 1, grows with every update; the `ETag` of a read.
     pub version: i64,
+    /// The pin's share page (served when the pin is public).
+    #[schemars(extend("format" = "uri"))]
     pub shareable_url: String,
+    #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PinMetadata", deny_unknown_fields)]
 pub struct RecordMetadata<'a> {
     pub title: Option<&'a str>,
     pub tags: &'a [String],
+    #[schemars(with = "Option<Provenance>")]
     pub provenance: Option<&'a RawValue>,
 }
 
@@ -513,7 +539,8 @@ impl<'a> PinRecord<'a> {
 }
 
 /// Create response data: `pin_id` plus the whole record.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CreatedPin<'a> {
     pub pin_id: &'a str,
     #[serde(flatten)]
@@ -521,9 +548,11 @@ pub struct CreatedPin<'a> {
 }
 
 /// Update response data: `updated_at` in epoch milliseconds (SPEC.md 2.3).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct UpdatedPin {
     pub id: String,
+    /// Milliseconds since the Unix epoch.
     pub updated_at: i64,
     pub version: i64,
 }

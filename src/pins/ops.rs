@@ -2,6 +2,7 @@
 //! handlers call them; so will MCP tools and pages. Each returns its `data` already
 //! serialised, which is also what an idempotent retry replays.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
@@ -156,9 +157,11 @@ pub async fn create(
     store_new(state, who, vec![pin], true, idem).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchCreateBody {
+    /// 1 to `limits.batch_items` (default 100) pin create bodies, stored all or none.
+    #[schemars(with = "Vec<CreateBody>")]
     pub pins: Vec<Value>,
 }
 
@@ -209,9 +212,10 @@ pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<(Data, i
     ))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchGetBody {
+    /// 1 to `limits.batch_items` (default 100) pin ids.
     pub pin_ids: Vec<String>,
 }
 
@@ -238,18 +242,38 @@ pub async fn get_batch(
 }
 
 /// Query of `GET /pins` and `GET /pins/{id}/versions`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListParams {
+    /// Page size, 1 to 200 (default 50).
+    #[schemars(with = "Option<u8>", range(min = 1, max = 200))]
     pub limit: Option<String>,
+    /// `pagination.next_cursor` of the previous page.
     pub cursor: Option<String>,
+    /// Only pins of this type.
+    #[schemars(schema_with = "crate::pin_types::pin_type_schema")]
     pub pin_type: Option<String>,
+    /// Only pins carrying this tag.
     pub tag: Option<String>,
+    /// Only pins updated at or after this instant (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
     pub updated_since: Option<String>,
+    /// Only pins placed on this pinboard (404 when there is no such board).
     pub pinboard_id: Option<String>,
 }
 
+/// Query of the lists without filters: `GET /pinboards`, `GET /pins/{id}/versions`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct PageParams {
+    /// Page size, 1 to 200 (default 50).
+    #[schemars(with = "Option<u8>", range(min = 1, max = 200))]
+    pub limit: Option<String>,
+    /// `pagination.next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
 /// `pagination` of a list response.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Pagination {
     pub next_cursor: Option<String>,
     pub has_more: bool,
@@ -363,7 +387,7 @@ pub async fn versions(
     state: &AppState,
     who: &Principal,
     id: &str,
-    params: &ListParams,
+    params: &PageParams,
 ) -> Result<(Data, Pagination)> {
     let limit = page_limit(params.limit.as_deref())?;
     let before = params.cursor.as_deref().map(decode_cursor).transpose()?;
@@ -437,10 +461,21 @@ fn without_index(e: Error) -> Error {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchUpdateBody {
+    /// 1 to `limits.batch_items` (default 100) updates, applied all or none.
+    #[schemars(with = "Vec<BatchUpdateItem>")]
     pub pins: Vec<Value>,
+}
+
+/// One item of a batch update: the pin's `id` and the fields of an update body.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BatchUpdateItem {
+    pub id: String,
+    #[serde(flatten)]
+    pub update: UpdateBody,
 }
 
 fn check_unique(ids: &[String], field: impl Fn(usize) -> String) -> Result<()> {
@@ -519,9 +554,11 @@ fn split_id(item: &Value, i: usize) -> Result<(String, UpdateBody)> {
     Ok((id, update))
 }
 
-#[derive(Serialize)]
-struct Deleted<'a> {
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Deleted<'a> {
     id: &'a str,
+    #[schemars(extend("const" = true))]
     deleted: bool,
 }
 
@@ -543,9 +580,10 @@ pub async fn delete(
     to_data(&Deleted { id, deleted: true })
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatchDeleteBody {
+    /// 1 to `limits.batch_items` (default 100) distinct pin ids, deleted all or none.
     pub pin_ids: Vec<String>,
 }
 

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 
 /// Share settings of a pin or a board (SPEC.md 2.5). `is_public` is the very column the
 /// records show, so the record and the share settings always agree.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Sharing {
     pub is_public: bool,
     pub allow_edit: bool,
@@ -54,7 +54,7 @@ pub struct Pinboard {
 }
 
 /// A rectangle on a board's 12-column grid, in grid cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Position {
     pub x: i64,
     pub y: i64,

@@ -8,6 +8,7 @@ mod errors;
 mod helpers;
 mod limits;
 mod lists;
+mod openapi;
 mod ops;
 mod pin_types;
 mod pinboards;

@@ -1,0 +1,221 @@
+//! `GET /v1/openapi.json`: the description covers exactly the routes the router serves, and
+//! real responses (successes and errors) match the schemas it documents for them.
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::{
+    both_stores,
+    helpers::{stat_cards, Resp, TestApp},
+};
+
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+/// The operations SPEC.md 4 and CONTRACT.md 1-6 promise, as `METHOD /path`.
+const CONTRACT_ROUTES: [&str; 28] = [
+    "GET /v1/pins",
+    "POST /v1/pins",
+    "GET /v1/pins/{id}",
+    "PATCH /v1/pins/{id}",
+    "PUT /v1/pins/{id}",
+    "DELETE /v1/pins/{id}",
+    "GET /v1/pins/{id}/versions",
+    "POST /v1/pins/batch",
+    "POST /v1/pins/batch/get",
+    "POST /v1/pins/batch/update",
+    "POST /v1/pins/batch/delete",
+    "GET /v1/pins/{id}/share",
+    "PUT /v1/pins/{id}/share",
+    "GET /v1/pinboards",
+    "POST /v1/pinboards",
+    "GET /v1/pinboards/{id}",
+    "PUT /v1/pinboards/{id}",
+    "PATCH /v1/pinboards/{id}",
+    "DELETE /v1/pinboards/{id}",
+    "POST /v1/pinboards/{id}/pins",
+    "PUT /v1/pinboards/{id}/pins/{pin_id}",
+    "DELETE /v1/pinboards/{id}/pins/{pin_id}",
+    "GET /v1/pinboards/{id}/share",
+    "PUT /v1/pinboards/{id}/share",
+    "GET /v1/pin-types",
+    "GET /v1/openapi.json",
+    "GET /share/{id}",
+    "GET /healthz",
+];
+
+async fn document(app: &TestApp) -> Value {
+    let res = app
+        .send(app.client.get(format!("{}/v1/openapi.json", app.base)))
+        .await;
+    assert_eq!(res.status, 200, "the document needs no credential");
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    assert_eq!(res.body["openapi"], json!("3.1.0"));
+    res.body
+}
+
+/// `(METHOD, path)` of every documented operation.
+fn operations(doc: &Value) -> Vec<(String, String)> {
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut all = Vec::new();
+    for (path, item) in paths {
+        for method in METHODS {
+            if item.get(method).is_some() {
+                all.push((method.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    all
+}
+
+/// A concrete URL for a templated path (`{id}` -> an id that names nothing).
+fn concrete(path: &str) -> String {
+    path.replace("{id}", "p-nothing")
+        .replace("{pin_id}", "p-nothing")
+}
+
+/// Whether the router has a handler for this method and path: its fallbacks answer 405, or
+/// 404 naming the route (every resource 404 names its resource instead).
+async fn routed(app: &TestApp, method: &str, path: &str) -> bool {
+    let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
+    let res = app.send(app.req(method, path).json(&json!({}))).await;
+    let route_missing =
+        res.status == 404 && res.body["error"]["message"] == json!("route not found");
+    !(res.status == 405 || route_missing)
+}
+
+both_stores! {
+    async fn document_and_router_agree(app) {
+        let doc = document(&app).await;
+        let documented = operations(&doc);
+        for route in CONTRACT_ROUTES {
+            let (method, path) = route.split_once(' ').expect("route");
+            assert!(
+                documented.iter().any(|(m, p)| m == method && p == path),
+                "{route} is not documented"
+            );
+        }
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            let url = concrete(path);
+            for method in METHODS {
+                let documented = item.get(method).is_some();
+                assert_eq!(
+                    routed(&app, method, &url).await,
+                    documented,
+                    "{} {path}: documented {documented}",
+                    method.to_uppercase()
+                );
+                if let Some(unprefixed) = url.strip_prefix("/v1") {
+                    assert_eq!(
+                        routed(&app, method, unprefixed).await,
+                        documented,
+                        "{} {unprefixed} must mirror /v1",
+                        method.to_uppercase()
+                    );
+                }
+            }
+        }
+    }
+
+    async fn responses_match_their_documented_schemas(app) {
+        let doc = document(&app).await;
+        let check = |res: &Resp, method: &str, path: &str| {
+            conforms(&doc, res, method, path);
+        };
+
+        let created = app.post("/v1/pins", &stat_cards("Revenue")).await.expect(200);
+        check(&created, "post", "/v1/pins");
+        let mut tampered = Resp { status: 200, headers: created.headers.clone(), body: created.body.clone() };
+        tampered.body["data"]["surprise"] = json!(1);
+        assert!(!violations(&doc, &tampered, "post", "/v1/pins").is_empty(), "undocumented fields are caught");
+        tampered.body["data"] = json!({"pin_id": 1});
+        assert!(!violations(&doc, &tampered, "post", "/v1/pins").is_empty(), "wrong types are caught");
+        let id = created.data()["id"].as_str().expect("id").to_owned();
+        let provenance = json!({
+            "pin_type": "markdown",
+            "pin_config": {"text": "# Hi"},
+            "metadata": {"provenance": {"run_id": "r1", "sources": [{"type": "url", "ref": "https://example.com"}]}}
+        });
+        check(&app.post("/v1/pins", &provenance).await.expect(200), "post", "/v1/pins");
+        check(&app.get(&format!("/v1/pins/{id}")).await.expect(200), "get", "/v1/pins/{id}");
+        check(&app.get("/v1/pins?limit=1").await.expect(200), "get", "/v1/pins");
+        let update = json!({"metadata": {"title": "New"}});
+        check(&app.patch(&format!("/v1/pins/{id}"), &update).await.expect(200), "patch", "/v1/pins/{id}");
+        check(&app.get(&format!("/v1/pins/{id}/versions")).await.expect(200), "get", "/v1/pins/{id}/versions");
+        let batch = json!({"pins": [stat_cards("a"), stat_cards("b")]});
+        check(&app.post("/v1/pins/batch", &batch).await.expect(200), "post", "/v1/pins/batch");
+        let get_batch = json!({"pin_ids": [id, "p-missing"]});
+        check(&app.post("/v1/pins/batch/get", &get_batch).await.expect(200), "post", "/v1/pins/batch/get");
+        let update_batch = json!({"pins": [{"id": id, "pin_layout": "2x2"}]});
+        check(&app.post("/v1/pins/batch/update", &update_batch).await.expect(200), "post", "/v1/pins/batch/update");
+        check(&app.put(&format!("/v1/pins/{id}/share"), &json!({"allow_comments": true})).await.expect(200), "put", "/v1/pins/{id}/share");
+
+        let board = app.post("/v1/pinboards", &json!({"title": "Ops", "tags": ["a"]})).await.expect(200);
+        check(&board, "post", "/v1/pinboards");
+        let board_id = board.data()["id"].as_str().expect("id").to_owned();
+        let placed = app.post(&format!("/v1/pinboards/{board_id}/pins"), &json!({"pin_id": id})).await.expect(200);
+        check(&placed, "post", "/v1/pinboards/{id}/pins");
+        check(&app.get(&format!("/v1/pinboards/{board_id}")).await.expect(200), "get", "/v1/pinboards/{id}");
+        check(&app.get("/v1/pinboards").await.expect(200), "get", "/v1/pinboards");
+        check(&app.get(&format!("/v1/pinboards/{board_id}/share")).await.expect(200), "get", "/v1/pinboards/{id}/share");
+        let moved = app.put(&format!("/v1/pinboards/{board_id}/pins/{id}"), &json!({"position": {"x": 3}})).await.expect(200);
+        check(&moved, "put", "/v1/pinboards/{id}/pins/{pin_id}");
+        check(&app.delete(&format!("/v1/pinboards/{board_id}/pins/{id}")).await.expect(200), "delete", "/v1/pinboards/{id}/pins/{pin_id}");
+        check(&app.delete(&format!("/v1/pinboards/{board_id}")).await.expect(200), "delete", "/v1/pinboards/{id}");
+        check(&app.get("/v1/pin-types").await.expect(200), "get", "/v1/pin-types");
+
+        // Errors: each documented for its operation, each the envelope.
+        check(&app.post("/v1/pins", &json!({"pin_type": "nope"})).await.expect(400), "post", "/v1/pins");
+        check(&app.get("/v1/pins/p-missing").await.expect(404), "get", "/v1/pins/{id}");
+        let stale = app.send(app.req(Method::DELETE, &format!("/v1/pins/{id}")).header("if-match", "\"1\"")).await.expect(412);
+        check(&stale, "delete", "/v1/pins/{id}");
+        let text = app.send(app.req(Method::POST, "/v1/pins").body("x")).await.expect(415);
+        check(&text, "post", "/v1/pins");
+        let anonymous = app.send(app.client.get(format!("{}/v1/pins", app.base))).await.expect(401);
+        check(&anonymous, "get", "/v1/pins");
+        let reader = app.key_with("pins:read").await;
+        let refused = app.send(app.client.post(format!("{}/v1/pins", app.base)).bearer_auth(reader).json(&stat_cards("x"))).await.expect(403);
+        check(&refused, "post", "/v1/pins");
+        check(&app.delete(&format!("/v1/pins/{id}")).await.expect(200), "delete", "/v1/pins/{id}");
+        check(&app.post("/v1/pins/batch/delete", &json!({"pin_ids": [created.data()["id"]]})).await.expect(404), "post", "/v1/pins/batch/delete");
+        let health = app.send(app.client.get(format!("{}/readyz", app.base))).await.expect(200);
+        check(&health, "get", "/readyz");
+    }
+}
+
+/// Asserts that `res` is documented for the operation (status and content type) and that
+/// its body validates against the documented schema.
+#[track_caller]
+fn conforms(doc: &Value, res: &Resp, method: &str, path: &str) {
+    let errors = violations(doc, res, method, path);
+    assert!(
+        errors.is_empty(),
+        "{method} {path} {} breaks its schema: {errors:?}\nbody: {}",
+        res.status,
+        res.body
+    );
+}
+
+/// How `res`'s body breaks the schema documented for its status.
+#[track_caller]
+fn violations(doc: &Value, res: &Resp, method: &str, path: &str) -> Vec<String> {
+    let status = res.status.to_string();
+    let pointer = format!(
+        "/paths/{}/{method}/responses/{status}/content/application~1json/schema",
+        path.replace('~', "~0").replace('/', "~1")
+    );
+    assert!(
+        doc.pointer(&pointer).is_some(),
+        "{method} {path} does not document a JSON {status}"
+    );
+    let mut root = doc.clone();
+    let reference = format!("#{}", pointer.replace('{', "%7B").replace('}', "%7D"));
+    root["$ref"] = json!(reference);
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&root)
+        .expect("the documented schema compiles");
+    validator
+        .iter_errors(&res.body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
