@@ -1,12 +1,14 @@
 //! HTTP: one module per resource, merged here. Every API path is served under `/v1` and,
 //! identically, without the prefix (CONTRACT.md 1).
 
+mod api_keys;
 mod health;
 mod json;
 mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
+mod roles;
 mod share;
 
 pub use json::ApiJson;
@@ -26,6 +28,9 @@ pub fn router(state: AppState) -> Router {
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
+        // Identity: API key management and roles.
+        .merge(api_keys::routes())
+        .merge(roles::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,

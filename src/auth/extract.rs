@@ -8,7 +8,7 @@ use axum::{
     http::{request::Parts, HeaderMap},
 };
 
-use super::{ApiKeySecret, Principal, Scope, Scopes, Tier};
+use super::{users, ApiKeySecret, Principal, Scope, Scopes, Subject, Tier};
 use crate::{app::AppState, Error};
 
 /// A marker naming the scope a route requires.
@@ -32,10 +32,12 @@ required_scope! {
     PinsShare => PinsShare,
     PinboardsRead => PinboardsRead,
     PinboardsWrite => PinboardsWrite,
+    PinboardsInvite => PinboardsInvite,
+    AllScopes => All,
 }
 
-/// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED` or 403
-/// `SCOPE_REQUIRED`, in the error envelope.
+/// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED`, or with 403:
+/// `SCOPE_REQUIRED` for a key without the scope, `FORBIDDEN` for a user whose role lacks it.
 pub struct Auth<S> {
     pub principal: Principal,
     scope: PhantomData<S>,
@@ -53,7 +55,13 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
             .cloned()
             .ok_or(Error::Unauthorized)?;
         if !principal.scopes.allows(S::SCOPE) {
-            return Err(Error::ScopeRequired(S::SCOPE.as_str()));
+            return Err(match principal.subject {
+                Subject::Key(_) => Error::ScopeRequired(S::SCOPE.as_str()),
+                Subject::User(_) => Error::Forbidden(format!(
+                    "your role does not allow this (it needs `{}`)",
+                    S::SCOPE.as_str()
+                )),
+            });
         }
         Ok(Auth {
             principal,
@@ -62,7 +70,8 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
     }
 }
 
-/// Checks the bearer credential in `headers`: 401 for anything but a live key.
+/// Checks the bearer credential in `headers`: a live API key (`cbk_...`), else, when ID
+/// tokens are configured, a valid JWT. 401 for anything else.
 pub(crate) async fn authenticate(
     headers: &HeaderMap,
     state: &AppState,
@@ -74,14 +83,25 @@ pub(crate) async fn authenticate(
             let (scheme, token) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         })
-        .and_then(ApiKeySecret::from_presented)
         .ok_or(Error::Unauthorized)?;
+    if presented.starts_with(ApiKeySecret::PREFIX) {
+        return key_principal(presented, state).await;
+    }
+    match &state.jwt {
+        Some(jwt) => users::sign_in(state, jwt.verify(presented)?).await,
+        None => Err(Error::Unauthorized),
+    }
+}
+
+async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, Error> {
+    let presented = ApiKeySecret::from_presented(presented).ok_or(Error::Unauthorized)?;
     let row = state
         .store
         .find_key(presented.lookup())
         .await?
         .ok_or(Error::Unauthorized)?;
-    if row.revoked_at.is_some() || !presented.hash().matches(&row.secret_hash) {
+    let expired = row.expires_at.is_some_and(|at| at <= state.clock.now_ms());
+    if row.revoked_at.is_some() || expired || !presented.hash().matches(&row.secret_hash) {
         return Err(Error::Unauthorized);
     }
     let scopes = Scopes::parse_list(&row.scopes)
@@ -91,7 +111,7 @@ pub(crate) async fn authenticate(
     state.note_key_used(&row.id);
     Ok(Principal {
         workspace_id: row.workspace_id,
-        key_id: row.id,
+        subject: Subject::Key(row.id),
         scopes,
         tier,
     })
