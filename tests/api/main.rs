@@ -1,11 +1,14 @@
 //! HTTP tests of the whole API against the real router, on SQLite and on PostgreSQL.
 //! One binary: every module below shares it, and tests run in parallel.
 
+mod api_keys;
 mod auth;
 mod batch;
 mod cli;
 mod errors;
 mod helpers;
+mod idp;
+mod jwt;
 mod limits;
 mod lists;
 mod ops;
@@ -13,6 +16,7 @@ mod pin_types;
 mod pinboards;
 mod pins;
 mod placements;
+mod roles;
 mod share_pages;
 mod sharing;
 mod smoke;
