@@ -2,6 +2,7 @@
 //! identically, without the prefix (CONTRACT.md 1).
 
 mod api_keys;
+mod collaborators;
 mod health;
 mod json;
 mod path;
@@ -28,9 +29,10 @@ pub fn router(state: AppState) -> Router {
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
-        // Identity: API key management and roles.
+        // Identity: API key management, roles and board collaborators.
         .merge(api_keys::routes())
         .merge(roles::routes())
+        .merge(collaborators::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,

@@ -1,5 +1,6 @@
 //! `/pinboards` routes: boards (`pinboards:read` / `pinboards:write`) and placements
-//! (`pinboards:write`). Share settings live in `share.rs`.
+//! (`pinboards:write`). Share settings live in `share.rs`. Routes on one board take
+//! [`BoardAuth`], so a collaborator of that board may use them.
 
 use axum::{
     extract::{rejection::QueryRejection, Query, State},
@@ -10,7 +11,7 @@ use axum::{
 use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
-    auth::{Auth, PinboardsRead, PinboardsWrite},
+    auth::{Auth, BoardAuth, PinboardsRead, PinboardsWrite},
     error::{Error, Result},
     pinboards::{
         ops::{self, BoardListParams, MoveBody, PlaceBody},
@@ -60,7 +61,7 @@ async fn create(
 
 async fn read(
     State(state): State<AppState>,
-    auth: Auth<PinboardsRead>,
+    auth: BoardAuth<PinboardsRead>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(ops::get(&state, &auth.principal, &id).await?))
@@ -68,7 +69,7 @@ async fn read(
 
 async fn update(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
 ) -> Result<Envelope> {
@@ -79,7 +80,7 @@ async fn update(
 
 async fn delete(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -89,7 +90,7 @@ async fn delete(
 
 async fn place(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<PlaceBody>,
 ) -> Result<Envelope> {
@@ -100,7 +101,7 @@ async fn place(
 
 async fn move_pin(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath((id, pin_id)): ApiPath<(String, String)>,
     ApiJson(body, _): ApiJson<MoveBody>,
 ) -> Result<Envelope> {
@@ -111,7 +112,7 @@ async fn move_pin(
 
 async fn unplace(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath((id, pin_id)): ApiPath<(String, String)>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(

@@ -13,7 +13,7 @@ use axum::{
 use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
-    auth::{Auth, PinsShare},
+    auth::{Auth, BoardAuth, PinsShare},
     error::{Error, Result},
     pinboards::sharing::{self, ShareBody},
     render::{self, Page},
@@ -54,7 +54,7 @@ async fn put_pin(
 
 async fn get_board(
     State(state): State<AppState>,
-    auth: Auth<PinsShare>,
+    auth: BoardAuth<PinsShare>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Envelope> {
     Ok(Envelope::new(
@@ -64,7 +64,7 @@ async fn get_board(
 
 async fn put_board(
     State(state): State<AppState>,
-    auth: Auth<PinsShare>,
+    auth: BoardAuth<PinsShare>,
     ApiPath(id): ApiPath<String>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope> {

@@ -54,20 +54,25 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
             .get::<Principal>()
             .cloned()
             .ok_or(Error::Unauthorized)?;
-        if !principal.scopes.allows(S::SCOPE) {
-            return Err(match principal.subject {
-                Subject::Key(_) => Error::ScopeRequired(S::SCOPE.as_str()),
-                Subject::User(_) => Error::Forbidden(format!(
-                    "your role does not allow this (it needs `{}`)",
-                    S::SCOPE.as_str()
-                )),
-            });
-        }
         Ok(Auth {
-            principal,
+            principal: require(principal, S::SCOPE)?,
             scope: PhantomData,
         })
     }
+}
+
+/// The principal when it holds `scope`, else the 403 that fits its kind.
+pub(super) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
+    if principal.scopes.allows(scope) {
+        return Ok(principal);
+    }
+    Err(match principal.subject {
+        Subject::Key(_) => Error::ScopeRequired(scope.as_str()),
+        Subject::User(_) => Error::Forbidden(format!(
+            "your role does not allow this (it needs `{}`)",
+            scope.as_str()
+        )),
+    })
 }
 
 /// Checks the bearer credential in `headers`: a live API key (`cbk_...`), else, when ID

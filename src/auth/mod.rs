@@ -2,6 +2,7 @@
 //! signed-in users, scopes, roles, tiers, and the [`Auth`] extractor that turns a request's
 //! `Authorization` header into a [`Principal`].
 
+mod board_access;
 mod extract;
 mod jwt;
 mod jwt_settings;
@@ -10,6 +11,7 @@ mod keys;
 pub mod roles;
 mod users;
 
+pub use board_access::BoardAuth;
 pub(crate) use extract::authenticate;
 pub use extract::{
     AllScopes, Auth, PinboardsInvite, PinboardsRead, PinboardsWrite, PinsRead, PinsShare,
@@ -92,6 +94,11 @@ impl Scopes {
 
     pub fn allows(self, scope: Scope) -> bool {
         self.0 & (Scope::All.bit() | scope.bit()) != 0
+    }
+
+    /// Everything either set allows.
+    pub fn union(self, other: Scopes) -> Scopes {
+        Scopes(self.0 | other.0)
     }
 
     /// The first scope of `wanted` that these scopes don't allow: what a holder of `self`

@@ -38,17 +38,23 @@ fn builtin(name: &str) -> Option<Scopes> {
     Some(Scopes::of(list))
 }
 
+/// The scopes of role `name` in workspace `ws`; `None` when there is no such role.
+pub async fn lookup(store: &Store, ws: &str, name: &str) -> Result<Option<Scopes>> {
+    if let Some(scopes) = builtin(name) {
+        return Ok(Some(scopes));
+    }
+    let Some(role) = store.find_role(ws, name).await? else {
+        return Ok(None);
+    };
+    Scopes::parse_list(&role.scopes)
+        .map(Some)
+        .map_err(|bad| Error::Internal(format!("stored role has unknown scope {bad}")))
+}
+
 /// The scopes of role `name` in workspace `ws`. A role that doesn't exist (the identity
 /// provider named one nobody created) grants nothing.
 pub async fn scopes_of(store: &Store, ws: &str, name: &str) -> Result<Scopes> {
-    if let Some(scopes) = builtin(name) {
-        return Ok(scopes);
-    }
-    let Some(role) = store.find_role(ws, name).await? else {
-        return Ok(Scopes::default());
-    };
-    Scopes::parse_list(&role.scopes)
-        .map_err(|bad| Error::Internal(format!("stored role has unknown scope {bad}")))
+    Ok(lookup(store, ws, name).await?.unwrap_or_default())
 }
 
 /// `POST /roles` body.

@@ -39,6 +39,22 @@ pub struct RoleRow {
     pub created_at: i64,
 }
 
+/// A user as found by id or email.
+#[derive(Debug, Clone)]
+pub struct UserRow {
+    pub id: String,
+    pub email: Option<String>,
+}
+
+/// A user's role on one board.
+#[derive(Debug, Clone)]
+pub struct Collaborator {
+    pub user_id: String,
+    pub email: Option<String>,
+    pub role: String,
+    pub added_at: i64,
+}
+
 /// The identity half of what both stores implement. Every method but the sign-in ones
 /// takes the caller's workspace id.
 pub(crate) trait IdentityBackend {
@@ -57,6 +73,28 @@ pub(crate) trait IdentityBackend {
     async fn workspace_keys(&self, ws: &str) -> Result<Vec<KeyRow>>;
     /// False when the workspace has no live key of that id.
     async fn revoke_workspace_key(&self, ws: &str, id: &str, at: i64) -> Result<bool>;
+    /// Users whose id or email is `user` (at most two: enough to tell one from many).
+    async fn find_users(&self, user: &str) -> Result<Vec<UserRow>>;
+    /// False when the workspace has no such board; 409 when the user is on it already.
+    async fn add_collaborator(&self, ws: &str, board_id: &str, who: &Collaborator) -> Result<bool>;
+    /// The board's collaborators, first added first (the board is known to exist).
+    async fn collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<Collaborator>>;
+    /// False when the user is not a collaborator of the workspace's board.
+    async fn set_collaborator_role(
+        &self,
+        ws: &str,
+        board_id: &str,
+        user_id: &str,
+        role: &str,
+    ) -> Result<bool>;
+    async fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool>;
+    /// For a user's request on a board: the board's workspace and the user's role on it.
+    /// The one lookup without a workspace, as the grant itself is what crosses workspaces.
+    async fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
+}
+
+pub(super) fn already_collaborator() -> Error {
+    Error::Conflict("the user is already a collaborator of this pinboard".into())
 }
 
 pub(super) fn role_taken(name: &str) -> Error {
@@ -91,3 +129,20 @@ pub(super) const WORKSPACE_KEYS: &str =
     "SELECT * FROM api_keys WHERE workspace_id = $1 ORDER BY created_at DESC, id";
 pub(super) const REVOKE_WORKSPACE_KEY: &str = "UPDATE api_keys SET revoked_at = $3 \
      WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL";
+pub(super) const FIND_USERS: &str =
+    "SELECT id, email FROM users WHERE id = $1 OR email = $1 ORDER BY id LIMIT 2";
+pub(super) const ADD_COLLABORATOR: &str =
+    "INSERT INTO collaborators (pinboard_id, user_id, role, added_at) \
+     SELECT id, $3, $4, $5 FROM pinboards WHERE workspace_id = $1 AND id = $2";
+pub(super) const COLLABORATORS: &str =
+    "SELECT c.user_id, u.email, c.role, c.added_at FROM collaborators c \
+     JOIN users u ON u.id = c.user_id JOIN pinboards p ON p.id = c.pinboard_id \
+     WHERE p.workspace_id = $1 AND c.pinboard_id = $2 ORDER BY c.added_at, c.user_id";
+pub(super) const SET_COLLABORATOR_ROLE: &str =
+    "UPDATE collaborators SET role = $4 WHERE pinboard_id = $2 AND user_id = $3 \
+     AND pinboard_id IN (SELECT id FROM pinboards WHERE workspace_id = $1)";
+pub(super) const REMOVE_COLLABORATOR: &str =
+    "DELETE FROM collaborators WHERE pinboard_id = $2 AND user_id = $3 \
+     AND pinboard_id IN (SELECT id FROM pinboards WHERE workspace_id = $1)";
+pub(super) const BOARD_GRANT: &str = "SELECT p.workspace_id, c.role FROM collaborators c \
+     JOIN pinboards p ON p.id = c.pinboard_id WHERE c.pinboard_id = $1 AND c.user_id = $2";

@@ -2,7 +2,8 @@
 //! the URL scheme. Every pin and board method takes the caller's workspace id: there is no
 //! way to read or write a pin by id alone. The one exception is what share pages read
 //! (`shared_pin`, `shared_board`): they know only an id, and the query itself admits only
-//! what anyone may see.
+//! what anyone may see; and `board_grant`, a user's collaborator role on a board of any
+//! workspace.
 
 mod boards;
 mod identity;
@@ -19,7 +20,7 @@ pub use boards::{
 };
 
 use crate::{error::Result, Error};
-pub use identity::{Member, RoleRow, SignIn};
+pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 
 use boards::BoardBackend;
 use identity::IdentityBackend;
@@ -236,6 +237,12 @@ impl Store {
         fn list_roles(&self, ws: &str) -> Result<Vec<RoleRow>>;
         fn workspace_keys(&self, ws: &str) -> Result<Vec<KeyRow>>;
         fn revoke_workspace_key(&self, ws: &str, id: &str, at: i64) -> Result<bool>;
+        fn find_users(&self, user: &str) -> Result<Vec<UserRow>>;
+        fn add_collaborator(&self, ws: &str, board_id: &str, who: &Collaborator) -> Result<bool>;
+        fn collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<Collaborator>>;
+        fn set_collaborator_role(&self, ws: &str, board_id: &str, user_id: &str, role: &str) -> Result<bool>;
+        fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool>;
+        fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
     }
 }
 

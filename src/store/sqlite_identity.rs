@@ -17,6 +17,15 @@ fn member_from_row(row: &SqliteRow) -> Result<Member> {
     })
 }
 
+fn collaborator_from_row(row: &SqliteRow) -> Result<Collaborator> {
+    Ok(Collaborator {
+        user_id: row.try_get("user_id")?,
+        email: row.try_get("email")?,
+        role: row.try_get("role")?,
+        added_at: row.try_get("added_at")?,
+    })
+}
+
 fn role_from_row(row: &SqliteRow) -> Result<RoleRow> {
     Ok(RoleRow {
         name: row.try_get("name")?,
@@ -115,5 +124,81 @@ impl IdentityBackend for SqliteStore {
             .execute(&self.writer)
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    async fn find_users(&self, user: &str) -> Result<Vec<UserRow>> {
+        let rows = sqlx::query(FIND_USERS)
+            .bind(user)
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(UserRow {
+                    id: r.try_get("id")?,
+                    email: r.try_get("email")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn add_collaborator(&self, ws: &str, board_id: &str, who: &Collaborator) -> Result<bool> {
+        let done = sqlx::query(ADD_COLLABORATOR)
+            .bind(ws)
+            .bind(board_id)
+            .bind(&who.user_id)
+            .bind(&who.role)
+            .bind(who.added_at)
+            .execute(&self.writer)
+            .await;
+        match done {
+            Err(e) if is_unique_violation(&e) => Err(already_collaborator()),
+            other => Ok(other?.rows_affected() == 1),
+        }
+    }
+
+    async fn collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<Collaborator>> {
+        let rows = sqlx::query(COLLABORATORS)
+            .bind(ws)
+            .bind(board_id)
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter().map(collaborator_from_row).collect()
+    }
+
+    async fn set_collaborator_role(
+        &self,
+        ws: &str,
+        board_id: &str,
+        user_id: &str,
+        role: &str,
+    ) -> Result<bool> {
+        let done = sqlx::query(SET_COLLABORATOR_ROLE)
+            .bind(ws)
+            .bind(board_id)
+            .bind(user_id)
+            .bind(role)
+            .execute(&self.writer)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool> {
+        let done = sqlx::query(REMOVE_COLLABORATOR)
+            .bind(ws)
+            .bind(board_id)
+            .bind(user_id)
+            .execute(&self.writer)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    async fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>> {
+        let row = sqlx::query(BOARD_GRANT)
+            .bind(board_id)
+            .bind(user_id)
+            .fetch_optional(&self.reader)
+            .await?;
+        row.map(|r| Ok((r.try_get("workspace_id")?, r.try_get("role")?)))
+            .transpose()
     }
 }

@@ -5,6 +5,7 @@ mod api_keys;
 mod auth;
 mod batch;
 mod cli;
+mod collaborators;
 mod errors;
 mod helpers;
 mod idp;
