@@ -1,10 +1,11 @@
 //! Sharing: the share settings routes (`/pins/{id}/share`, `/pinboards/{id}/share`, scope
 //! `pins:share`) and the share pages at each `shareable_url` (`/share/{id}`), which need no
-//! credential and are served outside the API router and its rate limits.
+//! credential (but accept one for pages shared with `require_sign_in`) and are served
+//! outside the API router and its rate limits.
 
 use axum::{
     extract::{rejection::PathRejection, Path, State},
-    http::{header, HeaderName, HeaderValue, StatusCode},
+    http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     routing::get,
     Router,
@@ -13,9 +14,12 @@ use axum::{
 use super::{ApiJson, ApiPath, Envelope};
 use crate::{
     app::AppState,
-    auth::{Auth, BoardAuth, PinsShare},
+    auth::{Auth, BoardAuth, PinsShare, Principal},
     error::{Error, Result},
-    pinboards::sharing::{self, ShareBody},
+    pinboards::{
+        sharing::{self, ShareBody},
+        signed_in,
+    },
     render::{self, Page},
 };
 
@@ -74,32 +78,48 @@ async fn put_board(
 }
 
 /// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the
-/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see.
-async fn lookup(state: &AppState, id: &str) -> Result<Page> {
+/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see; a page
+/// shared for signed-in visitors only is shown to a bearer credential that may read it.
+async fn lookup(state: &AppState, headers: &HeaderMap, id: &str) -> Result<Page> {
     let page = if id.starts_with("pb-") {
-        state
-            .store
-            .shared_board(id)
-            .await?
-            .map(|(board, pins)| render::board_page(&board, &pins))
+        let board = match state.store.shared_board(id).await? {
+            Some(found) => Some(found),
+            None => match visitor(state, headers).await {
+                Some(who) => signed_in::board(state, who, id).await?,
+                None => None,
+            },
+        };
+        board.map(|(board, pins)| render::board_page(&board, &pins))
     } else if id.starts_with("p-") {
-        state
-            .store
-            .shared_pin(id)
-            .await?
-            .map(|pin| render::pin_page(&pin))
+        let pin = match state.store.shared_pin(id).await? {
+            Some(found) => Some(found),
+            None => match visitor(state, headers).await {
+                Some(who) => signed_in::pin(state, &who, id).await?,
+                None => None,
+            },
+        };
+        pin.map(|pin| render::pin_page(&pin))
     } else {
         None
     };
     Ok(page.unwrap_or_else(render::not_found_page))
 }
 
+/// The visitor's credential, when one is sent and valid; a page never says why not.
+async fn visitor(state: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    if !headers.contains_key(header::AUTHORIZATION) {
+        return None;
+    }
+    crate::auth::authenticate(headers, state).await.ok()
+}
+
 async fn page(
     State(state): State<AppState>,
+    headers: HeaderMap,
     id: std::result::Result<Path<String>, PathRejection>,
 ) -> Result<Response> {
     let page = match id {
-        Ok(Path(id)) => lookup(&state, &id).await?,
+        Ok(Path(id)) => lookup(&state, &headers, &id).await?,
         Err(_) => render::not_found_page(),
     };
     let status = if page.found {

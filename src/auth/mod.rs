@@ -11,7 +11,7 @@ mod keys;
 pub mod roles;
 mod users;
 
-pub use board_access::BoardAuth;
+pub use board_access::{on_board, BoardAuth};
 pub(crate) use extract::authenticate;
 pub use extract::{
     AllScopes, Auth, PinboardsInvite, PinboardsRead, PinboardsWrite, PinsRead, PinsShare,

@@ -20,4 +20,5 @@ mod placements;
 mod roles;
 mod share_pages;
 mod sharing;
+mod signed_in_pages;
 mod smoke;
