@@ -93,7 +93,7 @@ pub(crate) async fn authenticate(
         return key_principal(presented, state).await;
     }
     match &state.jwt {
-        Some(jwt) => users::sign_in(state, jwt.verify(presented)?).await,
+        Some(jwt) => users::sign_in(state, jwt.verify(presented).await?).await,
         None => Err(Error::Unauthorized),
     }
 }

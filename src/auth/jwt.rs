@@ -1,8 +1,13 @@
 //! ID tokens: a JWT from the identity provider, checked against the configured issuer,
-//! audience and pinned algorithms, signed with a key of the JWKS file (RS256, ES256) or the
-//! shared secret (HS256). The token's own `alg` only picks among the configured ones.
+//! audience and pinned algorithms, signed with a key of the JWKS (a file or an http(s) URL;
+//! RS256, ES256) or the shared secret (HS256). The token's own `alg` only picks among the
+//! configured ones.
 
-use std::{collections::HashSet, sync::RwLock};
+use std::{
+    collections::HashSet,
+    sync::{Mutex, RwLock},
+    time::{Duration, Instant},
+};
 
 use jsonwebtoken::{
     decode, decode_header,
@@ -35,13 +40,21 @@ struct Claims {
     other: Map<String, Value>,
 }
 
+/// Longest wait for a JWKS URL.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// A JWKS URL is fetched again for an unknown key id at most this often.
+const REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Checks ID tokens. The JWKS is read once and read again when a token names a key id it
-/// doesn't hold (the provider rotated its keys).
+/// doesn't hold (the provider rotated its keys): a file at once, a URL at most every
+/// [`REFETCH_INTERVAL`].
 pub struct JwtVerifier {
     settings: JwtSettings,
     algorithms: HashSet<Algorithm>,
     secret: Option<DecodingKey>,
     jwks: RwLock<Option<JwkSet>>,
+    client: reqwest::Client,
+    last_fetch: Mutex<Option<Instant>>,
 }
 
 impl JwtVerifier {
@@ -58,18 +71,20 @@ impl JwtVerifier {
             settings: settings.clone(),
             secret,
             jwks: RwLock::new(None),
+            client: reqwest::Client::new(),
+            last_fetch: Mutex::new(None),
         })
     }
 
     /// The identity of a valid token; 401 `UNAUTHORIZED` for anything else.
-    pub fn verify(&self, token: &str) -> Result<Identity> {
-        self.check(token).map_err(|reason| {
+    pub async fn verify(&self, token: &str) -> Result<Identity> {
+        self.check(token).await.map_err(|reason| {
             tracing::debug!(%reason, "ID token refused");
             Error::Unauthorized
         })
     }
 
-    fn check(&self, token: &str) -> std::result::Result<Identity, String> {
+    async fn check(&self, token: &str) -> std::result::Result<Identity, String> {
         let header = decode_header(token).map_err(|e| e.to_string())?;
         if !self.algorithms.contains(&header.alg) {
             return Err(format!("algorithm {:?} is not configured", header.alg));
@@ -77,7 +92,7 @@ impl JwtVerifier {
         let key = if header.alg == Algorithm::HS256 {
             self.secret.clone().ok_or("no HS256 secret configured")?
         } else {
-            self.jwk_key(header.kid.as_deref())?
+            self.jwk_key(header.kid.as_deref()).await?
         };
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.settings.issuer]);
@@ -108,21 +123,49 @@ impl JwtVerifier {
         }
     }
 
-    /// The JWKS key of `kid` (or the only key, when the token names none), reading the
-    /// file again once when the cached set lacks it.
-    fn jwk_key(&self, kid: Option<&str>) -> std::result::Result<DecodingKey, String> {
+    /// The JWKS key of `kid` (or the only key, when the token names none), loading the set
+    /// again once when the cached one lacks it.
+    async fn jwk_key(&self, kid: Option<&str>) -> std::result::Result<DecodingKey, String> {
         if let Some(key) = self.cached(kid)? {
             return Ok(key);
         }
-        let text = std::fs::read_to_string(&self.settings.jwks)
-            .map_err(|e| format!("reading JWKS {}: {e}", self.settings.jwks))?;
-        let set: JwkSet = serde_json::from_str(&text).map_err(|e| format!("JWKS: {e}"))?;
+        let set = self.load().await?;
         let key = pick(&set, kid).map(DecodingKey::from_jwk).transpose();
         if let Ok(mut cache) = self.jwks.write() {
             *cache = Some(set);
         }
         key.map_err(|e| e.to_string())?
             .ok_or_else(|| format!("no JWKS key {kid:?}"))
+    }
+
+    async fn load(&self) -> std::result::Result<JwkSet, String> {
+        let source = &self.settings.jwks;
+        if !(source.starts_with("http://") || source.starts_with("https://")) {
+            let text = std::fs::read_to_string(source)
+                .map_err(|e| format!("reading JWKS {source}: {e}"))?;
+            return serde_json::from_str(&text).map_err(|e| format!("JWKS: {e}"));
+        }
+        {
+            let mut last = self.last_fetch.lock().map_err(|_| "JWKS clock poisoned")?;
+            let cached = self.jwks.read().map(|c| c.is_some()).unwrap_or(false);
+            if cached && last.is_some_and(|at| at.elapsed() < REFETCH_INTERVAL) {
+                return Err("JWKS fetched moments ago; not again yet".into());
+            }
+            *last = Some(Instant::now());
+        }
+        let response = self
+            .client
+            .get(source)
+            .timeout(FETCH_TIMEOUT)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("JWKS: {e}"))
     }
 
     fn cached(&self, kid: Option<&str>) -> std::result::Result<Option<DecodingKey>, String> {

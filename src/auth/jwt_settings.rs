@@ -20,7 +20,7 @@ pub struct JwtSettings {
     /// environment.
     #[serde(deserialize_with = "comma_list")]
     pub algorithms: Vec<String>,
-    /// Path of the JWKS file holding the RS256/ES256 verification keys.
+    /// Path or http(s) URL of the JWKS holding the RS256/ES256 verification keys.
     pub jwks: String,
     /// Shared secret of HS256 tokens.
     pub hs256_secret: String,
@@ -87,10 +87,7 @@ impl JwtSettings {
         }
         let asymmetric = algorithms.iter().any(|a| *a != Algorithm::HS256);
         if asymmetric && self.jwks.is_empty() {
-            return Err("auth.jwt.jwks (a file path) is needed for RS256 and ES256".into());
-        }
-        if self.jwks.starts_with("http://") || self.jwks.starts_with("https://") {
-            return Err("auth.jwt.jwks: only a file path is supported so far, not a URL".into());
+            return Err("auth.jwt.jwks (a file path or URL) is needed for RS256 and ES256".into());
         }
         if self.default_role.is_empty() {
             return Err("auth.jwt.default_role must name a role".into());

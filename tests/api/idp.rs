@@ -110,6 +110,14 @@ pub fn unsigned(claims: &Value) -> String {
     )
 }
 
+/// `[auth.jwt]` settings trusting the provider, with its keys at `jwks` (a path or URL).
+pub fn config(algorithms: &str, jwks: &str, extra: &str) -> String {
+    format!(
+        "[auth.jwt]\nissuer = \"{ISSUER}\"\naudience = \"{AUDIENCE}\"\nalgorithms = \"{algorithms}\"\n\
+         jwks = \"{jwks}\"\nhs256_secret = \"{HS256_SECRET}\"\nworkspace_claim = \"org\"\nrole_claim = \"role\"\n{extra}"
+    )
+}
+
 /// A server that accepts the provider's tokens, with its JWKS file.
 pub struct IdpApp {
     pub app: TestApp,
@@ -122,11 +130,7 @@ impl IdpApp {
         let jwks_path =
             std::env::temp_dir().join(format!("corkboard-test-jwks-{}.json", uuid::Uuid::new_v4()));
         std::fs::write(&jwks_path, jwks(&["k1"])).expect("write JWKS");
-        let config = format!(
-            "[auth.jwt]\nissuer = \"{ISSUER}\"\naudience = \"{AUDIENCE}\"\nalgorithms = \"{algorithms}\"\n\
-             jwks = \"{}\"\nhs256_secret = \"{HS256_SECRET}\"\nworkspace_claim = \"org\"\nrole_claim = \"role\"\n{extra}",
-            jwks_path.display()
-        );
+        let config = config(algorithms, &jwks_path.display().to_string(), extra);
         let app = if postgres {
             TestApp::postgres_with(&config).await
         } else {

@@ -1,5 +1,10 @@
 //! ID tokens: what the server accepts and refuses, and who a signed-in user becomes.
 
+use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    Arc,
+};
+
 use reqwest::Method;
 use serde_json::json;
 
@@ -174,4 +179,40 @@ async fn tokens_are_refused_when_sign_in_is_off() {
     )
     .await
     .expect_error(401, "UNAUTHORIZED", None);
+}
+
+#[tokio::test]
+async fn the_jwks_can_come_from_a_url_fetched_again_at_most_every_10_s() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/jwks.json", listener.local_addr().expect("addr"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let counter = fetches.clone();
+    let provider = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || async move {
+            counter.fetch_add(1, Ordering::SeqCst);
+            idp::jwks(&["k1"])
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, provider).await });
+    let app = crate::helpers::TestApp::sqlite_with(&idp::config("RS256", &url, "")).await;
+    let call = |token: String| {
+        app.send(
+            app.client
+                .get(format!("{}/v1/pins", app.base))
+                .bearer_auth(token),
+        )
+    };
+    call(idp::rs256(&claims("gina"))).await.expect(200);
+    call(idp::rs256(&claims("gina"))).await.expect(200);
+    call(idp::rs256_wrong_key(&claims("gina")))
+        .await
+        .expect_error(401, "UNAUTHORIZED", None);
+    for _ in 0..3 {
+        let unknown = idp::sign_rsa(idp::provider_key(), "k9", &claims("gina"));
+        call(unknown).await.expect_error(401, "UNAUTHORIZED", None);
+    }
+    assert_eq!(fetches.load(Ordering::SeqCst), 1);
 }
