@@ -1,10 +1,11 @@
-//! A fake identity provider made in the tests: RSA keys generated here, a JWKS file in a
-//! temporary folder, and tokens signed with them.
+//! A fake identity provider made in the tests: RSA and P-256 keys generated here, a JWKS
+//! file in a temporary folder, and tokens signed with them.
 
 use std::{path::PathBuf, sync::LazyLock};
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+use p256::pkcs8::EncodePrivateKey;
 use reqwest::Method;
 use rsa::{
     pkcs1::{EncodeRsaPrivateKey, EncodeRsaPublicKey},
@@ -29,6 +30,10 @@ static KEYS: LazyLock<[RsaPrivateKey; 2]> = LazyLock::new(|| {
     ]
 });
 
+/// The provider's ES256 key, published as `e1`.
+static EC_KEY: LazyLock<p256::SecretKey> =
+    LazyLock::new(|| p256::SecretKey::random(&mut rand::thread_rng()));
+
 fn private_pem(key: &RsaPrivateKey) -> String {
     key.to_pkcs1_pem(LineEnding::LF).expect("PEM").to_string()
 }
@@ -41,9 +46,13 @@ pub fn public_pem() -> String {
         .expect("PEM")
 }
 
-/// A JWKS holding the provider's key under each of `kids`.
+/// A JWKS holding the provider's RSA key under each of `kids`, and its P-256 key as `e1`.
 pub fn jwks(kids: &[&str]) -> String {
     let public = KEYS[0].to_public_key();
+    let mut ec: Value = serde_json::from_str(&EC_KEY.public_key().to_jwk_string()).expect("EC JWK");
+    ec["kid"] = json!("e1");
+    ec["alg"] = json!("ES256");
+    ec["use"] = json!("sig");
     let keys: Vec<Value> = kids
         .iter()
         .map(|kid| {
@@ -53,6 +62,7 @@ pub fn jwks(kids: &[&str]) -> String {
                 "e": URL_SAFE_NO_PAD.encode(public.e().to_bytes_be()),
             })
         })
+        .chain([ec])
         .collect();
     json!({ "keys": keys }).to_string()
 }
@@ -89,6 +99,15 @@ pub fn sign_rsa(key: &RsaPrivateKey, kid: &str, claims: &Value) -> String {
 /// The provider's key, for a token under another key id.
 pub fn provider_key() -> &'static RsaPrivateKey {
     &KEYS[0]
+}
+
+/// ES256, signed by the provider's P-256 key under key id `e1`.
+pub fn es256(claims: &Value) -> String {
+    let mut header = Header::new(Algorithm::ES256);
+    header.kid = Some("e1".into());
+    let pem = EC_KEY.to_pkcs8_pem(LineEnding::LF).expect("PEM");
+    let key = EncodingKey::from_ec_pem(pem.as_bytes()).expect("encoding key");
+    encode(&header, claims, &key).expect("sign")
 }
 
 pub fn hs256(secret: &[u8], claims: &Value) -> String {

@@ -153,6 +153,20 @@ async fn hs256_tokens_pass_with_the_secret_and_only_with_it() {
 }
 
 #[tokio::test]
+async fn es256_tokens_pass_only_when_es256_is_configured() {
+    let both = IdpApp::start(false, "RS256,ES256", "").await;
+    let token = idp::es256(&claims("ivy"));
+    both.call(&token, Method::GET, "/v1/pins", None)
+        .await
+        .expect(200);
+    let rsa_only = IdpApp::start(false, "RS256", "").await;
+    rsa_only
+        .call(&token, Method::GET, "/v1/pins", None)
+        .await
+        .expect_error(401, "UNAUTHORIZED", None);
+}
+
+#[tokio::test]
 async fn a_rotated_key_is_picked_up_from_the_jwks_file() {
     let idp = IdpApp::start(false, "RS256", "").await;
     idp.call(&idp::rs256(&claims("erin")), Method::GET, "/v1/pins", None)
