@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{keys::store_key, roles, NewKey, Principal, Tier};
+use super::{keys::store_key, roles, Principal, Tier};
 use crate::{
     app::AppState,
     clock,
@@ -107,13 +107,15 @@ pub async fn create(
         .as_deref()
         .map(|text| parse_expiry(text, state.clock.now_ms()))
         .transpose()?;
-    let new = NewKey {
-        workspace: String::new(),
-        name: body.name,
+    let (row, secret) = store_key(
+        &state.store,
+        &who.workspace_id,
+        &body.name,
         scopes,
         tier,
-    };
-    let (row, secret) = store_key(&state.store, &who.workspace_id, &new, expires_at).await?;
+        expires_at,
+    )
+    .await?;
     Ok(CreatedKeyRecord {
         record: KeyRecord::new(&row)?,
         key: secret.expose().to_owned(),

@@ -108,7 +108,8 @@ pub async fn create_key(store: &Store, new: NewKey) -> Result<CreatedKey> {
         ));
     }
     let workspace_id = store.ensure_workspace(&new.workspace).await?;
-    let (row, secret) = store_key(store, &workspace_id, &new, None).await?;
+    let (row, secret) =
+        store_key(store, &workspace_id, &new.name, new.scopes, new.tier, None).await?;
     Ok(CreatedKey {
         id: row.id,
         workspace_id,
@@ -116,19 +117,21 @@ pub async fn create_key(store: &Store, new: NewKey) -> Result<CreatedKey> {
     })
 }
 
-/// Checks and stores a key of the workspace `workspace_id` (`new.workspace` is not read),
-/// returning the stored row and the secret.
+/// Checks and stores a key of the workspace `workspace_id`, returning the stored row and
+/// the secret.
 pub(crate) async fn store_key(
     store: &Store,
     workspace_id: &str,
-    new: &NewKey,
+    name: &str,
+    scopes: Scopes,
+    tier: Tier,
     expires_at: Option<i64>,
 ) -> Result<(KeyRow, ApiKeySecret)> {
-    let name = new.name.trim();
+    let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(Error::validation("name", "1 to 100 characters"));
     }
-    if new.scopes.is_empty() {
+    if scopes.is_empty() {
         return Err(Error::validation("scopes", "at least one scope"));
     }
     let secret = ApiKeySecret::generate();
@@ -138,8 +141,8 @@ pub(crate) async fn store_key(
         name: name.to_owned(),
         lookup: secret.lookup().to_owned(),
         secret_hash: secret.hash().0,
-        scopes: new.scopes.to_list(),
-        tier: new.tier.as_str().to_owned(),
+        scopes: scopes.to_list(),
+        tier: tier.as_str().to_owned(),
         created_at: crate::clock::now_ms(),
         last_used_at: None,
         revoked_at: None,
