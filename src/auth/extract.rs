@@ -113,7 +113,15 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
         .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
     let tier = Tier::parse(&row.tier).unwrap_or(state.settings.default_tier);
     tracing::Span::current().record("key_id", row.id.as_str());
-    state.note_key_used(&row.id);
+    if row.last_used_at.is_none() {
+        // A key's first use is written before it is answered, so `GET /api-keys` shows it
+        // at once; later uses in the background, at most once a minute.
+        if let Err(e) = state.store.touch_key(&row.id, crate::clock::now_ms()).await {
+            tracing::debug!(error = %e, "could not record key use");
+        }
+    } else {
+        state.note_key_used(&row.id);
+    }
     Ok(Principal {
         workspace_id: row.workspace_id,
         subject: Subject::Key(row.id),
