@@ -50,6 +50,8 @@ pub struct AppState {
     pub limiter: Arc<Limiter>,
     pub auth_guard: Arc<AuthGuard>,
     limiter_healthy: Arc<AtomicBool>,
+    /// Checks ID tokens; `None` when sign-in with them is off.
+    pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
@@ -66,6 +68,7 @@ impl AppState {
             clock: Arc::new(SystemClock),
             auth_guard: Arc::default(),
             limiter_healthy: Arc::new(AtomicBool::new(true)),
+            jwt: crate::auth::JwtVerifier::new(&settings.auth.jwt).map(Arc::new),
             store,
             public_base: settings.public_base().into(),
             settings: Arc::new(settings),

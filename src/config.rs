@@ -28,6 +28,13 @@ pub struct Settings {
     pub max_connections: u32,
     pub limits: Limits,
     pub rate_limits: crate::limits::RateLimitSettings,
+    pub auth: AuthSettings,
+}
+
+/// Credentials other than API keys.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct AuthSettings {
+    pub jwt: crate::auth::JwtSettings,
 }
 
 /// Input limits, enforced before any deep work is done on a request.
@@ -112,6 +119,7 @@ impl Settings {
                 "rate_limits.write_bucket.window_secs must be at least 1".into(),
             ));
         }
+        self.auth.jwt.check().map_err(ConfigError)?;
         if !self.public_url.is_empty() && url::Url::parse(&self.public_url).is_err() {
             return Err(ConfigError("public_url must be an absolute URL".into()));
         }
@@ -140,6 +148,7 @@ impl Settings {
     pub fn redacted_json(&self) -> String {
         let mut shown = self.clone();
         shown.database_url = redact_url(&shown.database_url);
+        shown.auth.jwt = shown.auth.jwt.redacted();
         serde_json::to_string_pretty(&shown).unwrap_or_default()
     }
 }
@@ -166,6 +175,7 @@ impl fmt::Debug for Settings {
             .field("log_format", &self.log_format)
             .field("limits", &self.limits)
             .field("rate_limits", &self.rate_limits)
+            .field("auth", &self.auth)
             .finish_non_exhaustive()
     }
 }

@@ -18,7 +18,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
 use super::{ApiJson, ApiPath, Envelope};
 use crate::{
-    auth::{Auth, RequiredScope},
+    auth::{Auth, BoardAuth, RequiredScope},
     error::Error,
 };
 
@@ -169,17 +169,32 @@ impl OperationOutput for Error {
     }
 }
 
+/// The bearer credential and the scope an operation needs.
+fn requires(operation: &mut Operation, scope: &str, note: &str) {
+    operation.security.push(IndexMap::from_iter([(
+        BEARER.to_owned(),
+        vec![scope.to_owned()],
+    )]));
+    let needs = format!("Requires scope `{scope}`{note}.");
+    operation.description = Some(match operation.description.take() {
+        Some(text) => format!("{text}\n\n{needs}"),
+        None => needs,
+    });
+}
+
 impl<S: RequiredScope> OperationInput for Auth<S> {
     fn operation_input(_: &mut GenContext, operation: &mut Operation) {
-        operation.security.push(IndexMap::from_iter([(
-            BEARER.to_owned(),
-            vec![S::SCOPE.as_str().to_owned()],
-        )]));
-        let needs = format!("Requires scope `{}`.", S::SCOPE.as_str());
-        operation.description = Some(match operation.description.take() {
-            Some(text) => format!("{text}\n\n{needs}"),
-            None => needs,
-        });
+        requires(operation, S::SCOPE.as_str(), "");
+    }
+}
+
+impl<S: RequiredScope> OperationInput for BoardAuth<S> {
+    fn operation_input(_: &mut GenContext, operation: &mut Operation) {
+        requires(
+            operation,
+            S::SCOPE.as_str(),
+            " in the workspace, or from a role on this pinboard (a collaborator)",
+        );
     }
 }
 

@@ -1,6 +1,8 @@
 //! HTTP: one module per resource, merged here. Every API path is served under `/v1` and,
 //! identically, without the prefix (CONTRACT.md 1).
 
+mod api_keys;
+mod collaborators;
 pub mod docs;
 mod health;
 mod json;
@@ -9,10 +11,11 @@ mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
+mod roles;
 mod share;
 
 pub use json::ApiJson;
-pub use path::{ApiPath, BoardPath, PinPath, PlacementPath, SharePath};
+pub use path::{ApiPath, BoardPath, CollaboratorPath, KeyPath, PinPath, PlacementPath, SharePath};
 
 use std::marker::PhantomData;
 
@@ -34,6 +37,10 @@ pub fn router(state: AppState) -> Router {
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
+        // Identity: API key management, roles and board collaborators.
+        .merge(api_keys::routes())
+        .merge(roles::routes())
+        .merge(collaborators::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,

@@ -62,6 +62,10 @@ fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
     ))
     .tag(tag("pinboards", "Dashboards and the pins placed on them"))
     .tag(tag("sharing", "Share settings and public share pages"))
+    .tag(tag(
+        "identity",
+        "API keys, roles and pinboard collaborators",
+    ))
     .tag(tag("catalogue", "The pin types and this description"))
     .tag(tag("operations", "Health, readiness and metrics"))
 }

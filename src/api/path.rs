@@ -56,3 +56,19 @@ pub struct SharePath {
     /// A pin (`p-...`) or pinboard (`pb-...`) id.
     pub id: String,
 }
+
+/// `{id}` of `/api-keys/{id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct KeyPath {
+    /// An API key id (as listed by `GET /v1/api-keys`).
+    pub id: String,
+}
+
+/// `{id}` and `{user_id}` of `/pinboards/{id}/collaborators/{user_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct CollaboratorPath {
+    /// A pinboard id (`pb-...`).
+    pub id: String,
+    /// The collaborator's user id.
+    pub user_id: String,
+}

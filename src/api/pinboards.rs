@@ -1,5 +1,6 @@
 //! `/pinboards` routes: boards (`pinboards:read` / `pinboards:write`) and placements
-//! (`pinboards:write`). Share settings live in `share.rs`.
+//! (`pinboards:write`). Share settings live in `share.rs`. Routes on one board take
+//! [`BoardAuth`], so a collaborator of that board may use them.
 
 use aide::{
     axum::{
@@ -16,7 +17,7 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{Auth, PinboardsRead, PinboardsWrite},
+    auth::{Auth, BoardAuth, PinboardsRead, PinboardsWrite},
     error::{Error, Result},
     pinboards::{
         ops::{self, Deleted, MoveBody, PlaceBody, PlacementRecord, Removed},
@@ -97,7 +98,7 @@ async fn create(
 
 async fn read(
     State(state): State<AppState>,
-    auth: Auth<PinboardsRead>,
+    auth: BoardAuth<PinboardsRead>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<BoardWithPins<'static>>>> {
     Ok(Envelope::new(ops::get(&state, &auth.principal, &id).await?))
@@ -105,7 +106,7 @@ async fn read(
 
 async fn update(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
 ) -> Result<Envelope<One<Board>>> {
@@ -116,7 +117,7 @@ async fn update(
 
 async fn delete(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<Deleted<'static>>>> {
     Ok(Envelope::new(
@@ -126,7 +127,7 @@ async fn delete(
 
 async fn place(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<PlaceBody>,
 ) -> Result<Envelope<One<PlacementRecord<'static>>>> {
@@ -137,7 +138,7 @@ async fn place(
 
 async fn move_pin(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
     ApiJson(body, _): ApiJson<MoveBody>,
 ) -> Result<Envelope<One<PlacementRecord<'static>>>> {
@@ -148,7 +149,7 @@ async fn move_pin(
 
 async fn unplace(
     State(state): State<AppState>,
-    auth: Auth<PinboardsWrite>,
+    auth: BoardAuth<PinboardsWrite>,
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
 ) -> Result<Envelope<One<Removed<'static>>>> {
     Ok(Envelope::new(

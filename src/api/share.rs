@@ -1,6 +1,7 @@
 //! Sharing: the share settings routes (`/pins/{id}/share`, `/pinboards/{id}/share`, scope
 //! `pins:share`) and the share pages at each `shareable_url` (`/share/{id}`), which need no
-//! credential and are served outside the API router and its rate limits.
+//! credential (but accept one for pages shared with `require_sign_in`) and are served
+//! outside the API router and its rate limits.
 
 use aide::{
     axum::{routing::get_with, ApiRouter},
@@ -11,7 +12,7 @@ use aide::{
 };
 use axum::{
     extract::{rejection::PathRejection, Path, State},
-    http::{header, HeaderName, HeaderValue, StatusCode},
+    http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
 
@@ -21,9 +22,12 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{Auth, PinsShare},
+    auth::{Auth, BoardAuth, PinsShare, Principal},
     error::{Error, Result},
-    pinboards::sharing::{self, ShareBody, ShareRecord},
+    pinboards::{
+        sharing::{self, ShareBody, ShareRecord},
+        signed_in,
+    },
     render::{self, Page},
 };
 
@@ -55,7 +59,7 @@ pub fn pages() -> ApiRouter<AppState> {
         get_with(page, |op| {
             doc(
                 op,
-                "The share page of a public pin or pinboard (HTML, no credential)",
+                "The share page of a public pin or pinboard (HTML; a credential only for sign-in-only pages)",
             )
         }),
     )
@@ -84,7 +88,7 @@ async fn put_pin(
 
 async fn get_board(
     State(state): State<AppState>,
-    auth: Auth<PinsShare>,
+    auth: BoardAuth<PinsShare>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<ShareRecord>>> {
     Ok(Envelope::new(
@@ -94,7 +98,7 @@ async fn get_board(
 
 async fn put_board(
     State(state): State<AppState>,
-    auth: Auth<PinsShare>,
+    auth: BoardAuth<PinsShare>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope<One<ShareRecord>>> {
@@ -104,32 +108,48 @@ async fn put_board(
 }
 
 /// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the
-/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see.
-async fn lookup(state: &AppState, id: &str) -> Result<Page> {
+/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see; a page
+/// shared for signed-in visitors only is shown to a bearer credential that may read it.
+async fn lookup(state: &AppState, headers: &HeaderMap, id: &str) -> Result<Page> {
     let page = if id.starts_with("pb-") {
-        state
-            .store
-            .shared_board(id)
-            .await?
-            .map(|(board, pins)| render::board_page(&board, &pins))
+        let board = match state.store.shared_board(id).await? {
+            Some(found) => Some(found),
+            None => match visitor(state, headers).await {
+                Some(who) => signed_in::board(state, who, id).await?,
+                None => None,
+            },
+        };
+        board.map(|(board, pins)| render::board_page(&board, &pins))
     } else if id.starts_with("p-") {
-        state
-            .store
-            .shared_pin(id)
-            .await?
-            .map(|pin| render::pin_page(&pin))
+        let pin = match state.store.shared_pin(id).await? {
+            Some(found) => Some(found),
+            None => match visitor(state, headers).await {
+                Some(who) => signed_in::pin(state, &who, id).await?,
+                None => None,
+            },
+        };
+        pin.map(|pin| render::pin_page(&pin))
     } else {
         None
     };
     Ok(page.unwrap_or_else(render::not_found_page))
 }
 
+/// The visitor's credential, when one is sent and valid; a page never says why not.
+async fn visitor(state: &AppState, headers: &HeaderMap) -> Option<Principal> {
+    if !headers.contains_key(header::AUTHORIZATION) {
+        return None;
+    }
+    crate::auth::authenticate(headers, state).await.ok()
+}
+
 async fn page(
     State(state): State<AppState>,
+    headers: HeaderMap,
     id: std::result::Result<Path<SharePath>, PathRejection>,
 ) -> SharePage {
     SharePage(match id {
-        Ok(Path(SharePath { id })) => lookup(&state, &id).await,
+        Ok(Path(SharePath { id })) => lookup(&state, &headers, &id).await,
         Err(_) => Ok(render::not_found_page()),
     })
 }

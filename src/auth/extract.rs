@@ -8,7 +8,7 @@ use axum::{
     http::{request::Parts, HeaderMap},
 };
 
-use super::{ApiKeySecret, Principal, Scope, Scopes, Tier};
+use super::{users, ApiKeySecret, Principal, Scope, Scopes, Subject, Tier};
 use crate::{app::AppState, Error};
 
 /// A marker naming the scope a route requires.
@@ -32,10 +32,12 @@ required_scope! {
     PinsShare => PinsShare,
     PinboardsRead => PinboardsRead,
     PinboardsWrite => PinboardsWrite,
+    PinboardsInvite => PinboardsInvite,
+    AllScopes => All,
 }
 
-/// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED` or 403
-/// `SCOPE_REQUIRED`, in the error envelope.
+/// An authenticated caller holding scope `S`. Rejects with 401 `UNAUTHORIZED`, or with 403:
+/// `SCOPE_REQUIRED` for a key without the scope, `FORBIDDEN` for a user whose role lacks it.
 pub struct Auth<S> {
     pub principal: Principal,
     scope: PhantomData<S>,
@@ -52,17 +54,29 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
             .get::<Principal>()
             .cloned()
             .ok_or(Error::Unauthorized)?;
-        if !principal.scopes.allows(S::SCOPE) {
-            return Err(Error::ScopeRequired(S::SCOPE.as_str()));
-        }
         Ok(Auth {
-            principal,
+            principal: require(principal, S::SCOPE)?,
             scope: PhantomData,
         })
     }
 }
 
-/// Checks the bearer credential in `headers`: 401 for anything but a live key.
+/// The principal when it holds `scope`, else the 403 that fits its kind.
+pub(super) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
+    if principal.scopes.allows(scope) {
+        return Ok(principal);
+    }
+    Err(match principal.subject {
+        Subject::Key(_) => Error::ScopeRequired(scope.as_str()),
+        Subject::User(_) => Error::Forbidden(format!(
+            "your role does not allow this (it needs `{}`)",
+            scope.as_str()
+        )),
+    })
+}
+
+/// Checks the bearer credential in `headers`: a live API key (`cbk_...`), else, when ID
+/// tokens are configured, a valid JWT. 401 for anything else.
 pub(crate) async fn authenticate(
     headers: &HeaderMap,
     state: &AppState,
@@ -74,24 +88,43 @@ pub(crate) async fn authenticate(
             let (scheme, token) = v.split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         })
-        .and_then(ApiKeySecret::from_presented)
         .ok_or(Error::Unauthorized)?;
+    if presented.starts_with(ApiKeySecret::PREFIX) {
+        return key_principal(presented, state).await;
+    }
+    match &state.jwt {
+        Some(jwt) => users::sign_in(state, jwt.verify(presented).await?).await,
+        None => Err(Error::Unauthorized),
+    }
+}
+
+async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, Error> {
+    let presented = ApiKeySecret::from_presented(presented).ok_or(Error::Unauthorized)?;
     let row = state
         .store
         .find_key(presented.lookup())
         .await?
         .ok_or(Error::Unauthorized)?;
-    if row.revoked_at.is_some() || !presented.hash().matches(&row.secret_hash) {
+    let expired = row.expires_at.is_some_and(|at| at <= state.clock.now_ms());
+    if row.revoked_at.is_some() || expired || !presented.hash().matches(&row.secret_hash) {
         return Err(Error::Unauthorized);
     }
     let scopes = Scopes::parse_list(&row.scopes)
         .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
     let tier = Tier::parse(&row.tier).unwrap_or(state.settings.default_tier);
     tracing::Span::current().record("key_id", row.id.as_str());
-    state.note_key_used(&row.id);
+    if row.last_used_at.is_none() {
+        // A key's first use is written before it is answered, so `GET /api-keys` shows it
+        // at once; later uses in the background, at most once a minute.
+        if let Err(e) = state.store.touch_key(&row.id, crate::clock::now_ms()).await {
+            tracing::debug!(error = %e, "could not record key use");
+        }
+    } else {
+        state.note_key_used(&row.id);
+    }
     Ok(Principal {
         workspace_id: row.workspace_id,
-        key_id: row.id,
+        subject: Subject::Key(row.id),
         scopes,
         tier,
     })

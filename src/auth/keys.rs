@@ -10,7 +10,6 @@ use subtle::ConstantTimeEq;
 use super::{Scopes, Tier};
 use crate::{error::Result, ids, store::KeyRow, store::Store, Error};
 
-const PREFIX: &str = "cbk_";
 /// Characters of the random part used as the indexed lookup handle (72 bits).
 const LOOKUP_LEN: usize = 12;
 
@@ -18,15 +17,18 @@ const LOOKUP_LEN: usize = 12;
 pub struct ApiKeySecret(String);
 
 impl ApiKeySecret {
+    /// What every key starts with, so that secret scanners recognise a leaked one.
+    pub const PREFIX: &'static str = "cbk_";
+
     fn generate() -> Self {
         let mut bytes = [0u8; 32];
         rand::thread_rng().fill_bytes(&mut bytes);
-        ApiKeySecret(format!("{PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes)))
+        ApiKeySecret(format!("{}{}", Self::PREFIX, URL_SAFE_NO_PAD.encode(bytes)))
     }
 
     /// Accepts text that has the shape of a key; anything else can't be one.
     pub fn from_presented(text: &str) -> Option<Self> {
-        let random = text.strip_prefix(PREFIX)?;
+        let random = text.strip_prefix(Self::PREFIX)?;
         let well_formed = random.len() >= LOOKUP_LEN
             && random.len() <= 128
             && random
@@ -37,7 +39,7 @@ impl ApiKeySecret {
 
     /// The non-secret handle the key is looked up by.
     pub fn lookup(&self) -> &str {
-        &self.0[PREFIX.len()..PREFIX.len() + LOOKUP_LEN]
+        &self.0[Self::PREFIX.len()..Self::PREFIX.len() + LOOKUP_LEN]
     }
 
     pub fn hash(&self) -> KeyHash {
@@ -105,33 +107,49 @@ pub async fn create_key(store: &Store, new: NewKey) -> Result<CreatedKey> {
             "a name of 1 to 64 of a-z, 0-9 and -",
         ));
     }
-    let name = new.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(Error::validation("name", "1 to 100 characters"));
-    }
-    if new.scopes.is_empty() {
-        return Err(Error::validation("scopes", "at least one scope"));
-    }
     let workspace_id = store.ensure_workspace(&new.workspace).await?;
-    let secret = ApiKeySecret::generate();
-    let row = KeyRow {
-        id: ids::new_id("key-"),
-        workspace_id: workspace_id.clone(),
-        name: name.to_owned(),
-        lookup: secret.lookup().to_owned(),
-        secret_hash: secret.hash().0,
-        scopes: new.scopes.to_list(),
-        tier: new.tier.as_str().to_owned(),
-        created_at: crate::clock::now_ms(),
-        last_used_at: None,
-        revoked_at: None,
-    };
-    store.insert_key(&row).await?;
+    let (row, secret) =
+        store_key(store, &workspace_id, &new.name, new.scopes, new.tier, None).await?;
     Ok(CreatedKey {
         id: row.id,
         workspace_id,
         secret,
     })
+}
+
+/// Checks and stores a key of the workspace `workspace_id`, returning the stored row and
+/// the secret.
+pub(crate) async fn store_key(
+    store: &Store,
+    workspace_id: &str,
+    name: &str,
+    scopes: Scopes,
+    tier: Tier,
+    expires_at: Option<i64>,
+) -> Result<(KeyRow, ApiKeySecret)> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(Error::validation("name", "1 to 100 characters"));
+    }
+    if scopes.is_empty() {
+        return Err(Error::validation("scopes", "at least one scope"));
+    }
+    let secret = ApiKeySecret::generate();
+    let row = KeyRow {
+        id: ids::new_id("key-"),
+        workspace_id: workspace_id.to_owned(),
+        name: name.to_owned(),
+        lookup: secret.lookup().to_owned(),
+        secret_hash: secret.hash().0,
+        scopes: scopes.to_list(),
+        tier: tier.as_str().to_owned(),
+        created_at: crate::clock::now_ms(),
+        last_used_at: None,
+        revoked_at: None,
+        expires_at,
+    };
+    store.insert_key(&row).await?;
+    Ok((row, secret))
 }
 
 /// Every key (no secrets), newest first, with its workspace name.

@@ -1,13 +1,24 @@
-//! Credentials: API keys (`cbk_...`, stored only as a SHA-256 hash), scopes, tiers, and the
-//! [`Auth`] extractor that turns a request's `Authorization` header into a [`Principal`].
+//! Credentials: API keys (`cbk_...`, stored only as a SHA-256 hash) and ID tokens (JWT) of
+//! signed-in users, scopes, roles, tiers, and the [`Auth`] extractor that turns a request's
+//! `Authorization` header into a [`Principal`].
 
+mod board_access;
 mod extract;
+mod jwt;
+mod jwt_settings;
+pub mod key_admin;
 mod keys;
+pub mod roles;
+mod users;
 
+pub use board_access::{on_board, BoardAuth};
 pub(crate) use extract::authenticate;
 pub use extract::{
-    Auth, PinboardsRead, PinboardsWrite, PinsRead, PinsShare, PinsWrite, RequiredScope,
+    AllScopes, Auth, PinboardsInvite, PinboardsRead, PinboardsWrite, PinsRead, PinsShare,
+    PinsWrite, RequiredScope,
 };
+pub use jwt::{Identity, JwtVerifier};
+pub use jwt_settings::JwtSettings;
 pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
 
 use serde::{Deserialize, Serialize};
@@ -85,19 +96,53 @@ impl Scopes {
         self.0 & (Scope::All.bit() | scope.bit()) != 0
     }
 
-    /// The stored and displayed form: `pins:read,pins:write`.
-    pub fn to_list(self) -> String {
+    /// Everything either set allows.
+    pub fn union(self, other: Scopes) -> Scopes {
+        Scopes(self.0 | other.0)
+    }
+
+    /// The first scope of `wanted` that these scopes don't allow: what a holder of `self`
+    /// may not grant to a key, a role or a collaborator.
+    pub fn first_missing(self, wanted: Scopes) -> Option<Scope> {
+        Scope::ALL
+            .into_iter()
+            .filter(|s| wanted.0 & s.bit() != 0)
+            .find(|s| !self.allows(*s))
+    }
+
+    pub fn of(list: &[Scope]) -> Scopes {
+        Scopes(list.iter().fold(0, |acc, s| acc | s.bit()))
+    }
+
+    /// Scopes from their names; `Err` is the index of the first unknown one.
+    pub fn from_names(names: &[String]) -> Result<Scopes, usize> {
+        names
+            .iter()
+            .enumerate()
+            .try_fold(Scopes::default(), |acc, (i, name)| {
+                Scope::parse(name).map(|s| Scopes(acc.0 | s.bit())).ok_or(i)
+            })
+    }
+
+    /// The names, in the order of [`Scope::ALL`].
+    pub fn names(self) -> Vec<&'static str> {
         Scope::ALL
             .into_iter()
             .filter(|s| self.0 & s.bit() != 0)
             .map(Scope::as_str)
-            .collect::<Vec<_>>()
-            .join(",")
+            .collect()
+    }
+
+    /// The stored and displayed form: `pins:read,pins:write`.
+    pub fn to_list(self) -> String {
+        self.names().join(",")
     }
 }
 
-/// Rate-limit tier of a key (SPEC.md 8.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Rate-limit tier of a key (SPEC.md 8.1), from the smallest to the largest.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     Starter,
@@ -121,11 +166,28 @@ impl Tier {
     }
 }
 
-/// Who is calling: the credential's workspace, identity, scopes and tier.
+/// Whose credential it is: an API key or a signed-in user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    Key(String),
+    User(String),
+}
+
+impl Subject {
+    /// The key's or the user's id: what rate limits are counted by.
+    pub fn id(&self) -> &str {
+        match self {
+            Subject::Key(id) | Subject::User(id) => id,
+        }
+    }
+}
+
+/// Who is calling: the credential's workspace, identity, scopes and tier. A user's scopes
+/// are those of their role.
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub workspace_id: String,
-    pub key_id: String,
+    pub subject: Subject,
     pub scopes: Scopes,
     pub tier: Tier,
 }

@@ -86,7 +86,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
     let timeout = Duration::from_millis(limits.timeout_ms);
     let usage = match state
         .limiter
-        .check(&principal.key_id, now, cost, &quota, timeout)
+        .check(principal.subject.id(), now, cost, &quota, timeout)
         .await
     {
         Ok(usage) => {

@@ -2,21 +2,28 @@
 //! the URL scheme. Every pin and board method takes the caller's workspace id: there is no
 //! way to read or write a pin by id alone. The one exception is what share pages read
 //! (`shared_pin`, `shared_board`): they know only an id, and the query itself admits only
-//! what anyone may see.
+//! what anyone may see; and `board_grant`, a user's collaborator role on a board of any
+//! workspace.
 
 mod boards;
+mod identity;
 mod postgres;
 mod postgres_boards;
+mod postgres_identity;
 mod sqlite;
 mod sqlite_boards;
 mod sqlite_commit;
+mod sqlite_identity;
 
 pub use boards::{
     BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Placer, Position, Sharing,
 };
 
 use crate::{error::Result, Error};
+pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
+
 use boards::BoardBackend;
+use identity::IdentityBackend;
 
 /// A stored pin, or one past version of it. JSON columns stay JSON text.
 #[derive(Debug, Clone)]
@@ -52,6 +59,8 @@ pub struct KeyRow {
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
+    /// Past this instant the key no longer authenticates.
+    pub expires_at: Option<i64>,
 }
 
 /// Filters and position of one page of `GET /pins`, newest first.
@@ -92,7 +101,8 @@ pub type Change<'a> = dyn FnMut(usize, Pin) -> Result<Pin> + Send + 'a;
 /// Checks, inside the delete transaction, that a pin may go.
 pub type DeleteCheck<'a> = dyn FnMut(usize, &Pin) -> Result<()> + Send + 'a;
 
-/// What both stores implement (with [`BoardBackend`]). Every write method is one transaction.
+/// What both stores implement (with [`BoardBackend`] and [`IdentityBackend`]). Every write
+/// method is one transaction.
 pub(crate) trait Backend {
     async fn ping(&self) -> Result<()>;
     async fn close(&self);
@@ -220,6 +230,19 @@ impl Store {
         fn remove_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64) -> Result<()>;
         fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
         fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
+        fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>>;
+        fn enroll(&self, who: &SignIn<'_>) -> Result<Member>;
+        fn insert_role(&self, ws: &str, role: &RoleRow) -> Result<()>;
+        fn find_role(&self, ws: &str, name: &str) -> Result<Option<RoleRow>>;
+        fn list_roles(&self, ws: &str) -> Result<Vec<RoleRow>>;
+        fn workspace_keys(&self, ws: &str) -> Result<Vec<KeyRow>>;
+        fn revoke_workspace_key(&self, ws: &str, id: &str, at: i64) -> Result<bool>;
+        fn find_users(&self, user: &str) -> Result<Vec<UserRow>>;
+        fn add_collaborator(&self, ws: &str, board_id: &str, who: &Collaborator) -> Result<bool>;
+        fn collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<Collaborator>>;
+        fn set_collaborator_role(&self, ws: &str, board_id: &str, user_id: &str, role: &str) -> Result<bool>;
+        fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool>;
+        fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
     }
 }
 

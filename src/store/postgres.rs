@@ -35,7 +35,7 @@ pub(super) fn pin_from_row(row: &PgRow) -> Result<Pin> {
     })
 }
 
-fn key_from_row(row: &PgRow) -> Result<KeyRow> {
+pub(super) fn key_from_row(row: &PgRow) -> Result<KeyRow> {
     Ok(KeyRow {
         id: row.try_get("id")?,
         workspace_id: row.try_get("workspace_id")?,
@@ -47,6 +47,7 @@ fn key_from_row(row: &PgRow) -> Result<KeyRow> {
         created_at: row.try_get("created_at")?,
         last_used_at: row.try_get("last_used_at")?,
         revoked_at: row.try_get("revoked_at")?,
+        expires_at: row.try_get("expires_at")?,
     })
 }
 
@@ -124,7 +125,7 @@ impl Backend for PgStore {
     }
 
     async fn insert_key(&self, key: &KeyRow) -> Result<()> {
-        sqlx::query("INSERT INTO api_keys (id, workspace_id, name, lookup, secret_hash, scopes, tier, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)")
+        sqlx::query("INSERT INTO api_keys (id, workspace_id, name, lookup, secret_hash, scopes, tier, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
             .bind(&key.id)
             .bind(&key.workspace_id)
             .bind(&key.name)
@@ -133,6 +134,7 @@ impl Backend for PgStore {
             .bind(&key.scopes)
             .bind(&key.tier)
             .bind(key.created_at)
+            .bind(key.expires_at)
             .execute(&self.pool)
             .await?;
         Ok(())

@@ -504,16 +504,21 @@ async fn config_prints_json_with_password_redacted() {
     let store = Store::sqlite();
     let out = store
         .command(&["config"])
-        .env("DATABASE_URL", "postgres://u:secret@127.0.0.1:1/x")
+        .env("DATABASE_URL", "postgres://u:hunter2@127.0.0.1:1/x")
         .env("CORKBOARD_LISTEN", "127.0.0.1:9999")
+        .env("CORKBOARD_AUTH__JWT__HS256_SECRET", "jwt-signing-material")
         .output()
         .await
         .expect("run corkboard config");
     assert!(out.status.success(), "{}", describe(&out));
     let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    assert!(!stdout.contains("secret"), "password shown: {stdout}");
+    assert!(!stdout.contains("hunter2"), "password shown: {stdout}");
     assert!(
-        !String::from_utf8_lossy(&out.stderr).contains("secret"),
+        !stdout.contains("jwt-signing-material"),
+        "secret shown: {stdout}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("hunter2"),
         "{}",
         describe(&out)
     );

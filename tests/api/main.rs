@@ -1,11 +1,15 @@
 //! HTTP tests of the whole API against the real router, on SQLite and on PostgreSQL.
 //! One binary: every module below shares it, and tests run in parallel.
 
+mod api_keys;
 mod auth;
 mod batch;
 mod cli;
+mod collaborators;
 mod errors;
 mod helpers;
+mod idp;
+mod jwt;
 mod limits;
 mod lists;
 mod openapi;
@@ -14,6 +18,8 @@ mod pin_types;
 mod pinboards;
 mod pins;
 mod placements;
+mod roles;
 mod share_pages;
 mod sharing;
+mod signed_in_pages;
 mod smoke;

@@ -12,7 +12,7 @@ use crate::{
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// The operations SPEC.md 4 and CONTRACT.md 1-6 promise, as `METHOD /path`.
-const CONTRACT_ROUTES: [&str; 28] = [
+const CONTRACT_ROUTES: [&str; 37] = [
     "GET /v1/pins",
     "POST /v1/pins",
     "GET /v1/pins/{id}",
@@ -37,6 +37,15 @@ const CONTRACT_ROUTES: [&str; 28] = [
     "DELETE /v1/pinboards/{id}/pins/{pin_id}",
     "GET /v1/pinboards/{id}/share",
     "PUT /v1/pinboards/{id}/share",
+    "GET /v1/pinboards/{id}/collaborators",
+    "POST /v1/pinboards/{id}/collaborators",
+    "PATCH /v1/pinboards/{id}/collaborators/{user_id}",
+    "DELETE /v1/pinboards/{id}/collaborators/{user_id}",
+    "GET /v1/roles",
+    "POST /v1/roles",
+    "GET /v1/api-keys",
+    "POST /v1/api-keys",
+    "DELETE /v1/api-keys/{id}",
     "GET /v1/pin-types",
     "GET /v1/openapi.json",
     "GET /share/{id}",
@@ -71,6 +80,7 @@ fn operations(doc: &Value) -> Vec<(String, String)> {
 fn concrete(path: &str) -> String {
     path.replace("{id}", "p-nothing")
         .replace("{pin_id}", "p-nothing")
+        .replace("{user_id}", "u-nothing")
 }
 
 /// Whether the router has a handler for this method and path: its fallbacks answer 405, or

@@ -1,0 +1,77 @@
+//! `/pinboards/{id}/collaborators` routes (scope `pinboards:invite`): users given a role on
+//! one board. The rules live in [`crate::pinboards::collaborators`].
+
+use aide::{
+    axum::{
+        routing::{get_with, patch_with},
+        ApiRouter,
+    },
+    transform::TransformOperation,
+};
+use axum::extract::State;
+
+use super::{docs::One, ApiJson, ApiPath, BoardPath, CollaboratorPath, Envelope};
+use crate::{
+    app::AppState,
+    auth::{BoardAuth, PinboardsInvite},
+    error::Result,
+    pinboards::collaborators::{self, AddBody, CollaboratorRecord, Removed, RoleBody},
+    pins::ops::to_data,
+};
+
+fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
+    op.summary(summary).tag("identity")
+}
+
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new()
+        .api_route(
+            "/pinboards/{id}/collaborators",
+            get_with(list, |op| doc(op, "List a pinboard's collaborators")).post_with(add, |op| {
+                doc(op, "Give a user (of any workspace) a role on this pinboard")
+            }),
+        )
+        .api_route(
+            "/pinboards/{id}/collaborators/{user_id}",
+            patch_with(update, |op| doc(op, "Change a collaborator's role"))
+                .delete_with(remove, |op| doc(op, "Remove a collaborator")),
+        )
+}
+
+async fn add(
+    State(state): State<AppState>,
+    auth: BoardAuth<PinboardsInvite>,
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
+    ApiJson(body, _): ApiJson<AddBody>,
+) -> Result<Envelope<One<CollaboratorRecord>>> {
+    let added = collaborators::add(&state, &auth.principal, &id, body).await?;
+    Ok(Envelope::new(to_data(&added)?))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    auth: BoardAuth<PinboardsInvite>,
+    ApiPath(BoardPath { id }): ApiPath<BoardPath>,
+) -> Result<Envelope<One<Vec<CollaboratorRecord>>>> {
+    let all = collaborators::list(&state, &auth.principal, &id).await?;
+    Ok(Envelope::new(to_data(&all)?))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    auth: BoardAuth<PinboardsInvite>,
+    ApiPath(CollaboratorPath { id, user_id }): ApiPath<CollaboratorPath>,
+    ApiJson(body, _): ApiJson<RoleBody>,
+) -> Result<Envelope<One<CollaboratorRecord>>> {
+    let changed = collaborators::update(&state, &auth.principal, &id, &user_id, body).await?;
+    Ok(Envelope::new(to_data(&changed)?))
+}
+
+async fn remove(
+    State(state): State<AppState>,
+    auth: BoardAuth<PinboardsInvite>,
+    ApiPath(CollaboratorPath { id, user_id }): ApiPath<CollaboratorPath>,
+) -> Result<Envelope<One<Removed>>> {
+    let removed = collaborators::remove(&state, &auth.principal, &id, &user_id).await?;
+    Ok(Envelope::new(to_data(&removed)?))
+}

@@ -1,0 +1,47 @@
+//! `/roles` routes (scope `pinboards:invite`): the built-in and custom roles of the
+//! workspace. The rules live in [`crate::auth::roles`].
+
+use aide::axum::{routing::get_with, ApiRouter};
+use axum::extract::State;
+
+use super::{docs::One, ApiJson, Envelope};
+use crate::{
+    app::AppState,
+    auth::{
+        roles::{self, CreateRoleBody, RoleRecord},
+        Auth, PinboardsInvite,
+    },
+    error::Result,
+    pins::ops::to_data,
+};
+
+pub fn routes() -> ApiRouter<AppState> {
+    ApiRouter::new().api_route(
+        "/roles",
+        get_with(list, |op| {
+            op.summary("List the built-in and custom roles")
+                .tag("identity")
+        })
+        .post_with(create, |op| {
+            op.summary("Define a custom role: a name and its scopes")
+                .tag("identity")
+        }),
+    )
+}
+
+async fn create(
+    State(state): State<AppState>,
+    auth: Auth<PinboardsInvite>,
+    ApiJson(body, _): ApiJson<CreateRoleBody>,
+) -> Result<Envelope<One<RoleRecord>>> {
+    let role = roles::create(&state, &auth.principal, body).await?;
+    Ok(Envelope::new(to_data(&role)?))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    auth: Auth<PinboardsInvite>,
+) -> Result<Envelope<One<Vec<RoleRecord>>>> {
+    let roles = roles::list(&state, &auth.principal).await?;
+    Ok(Envelope::new(to_data(&roles)?))
+}

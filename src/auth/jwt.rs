@@ -1,0 +1,188 @@
+//! ID tokens: a JWT from the identity provider, checked against the configured issuer,
+//! audience and pinned algorithms, signed with a key of the JWKS (a file or an http(s) URL;
+//! RS256, ES256) or the shared secret (HS256). The token's own `alg` only picks among the
+//! configured ones.
+
+use std::{
+    collections::HashSet,
+    sync::{Mutex, RwLock},
+    time::{Duration, Instant},
+};
+
+use jsonwebtoken::{
+    decode, decode_header,
+    jwk::{Jwk, JwkSet},
+    Algorithm, DecodingKey, Validation,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::jwt_settings::JwtSettings;
+use crate::error::{Error, Result};
+
+/// Who a valid token says the caller is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub subject: String,
+    pub email: Option<String>,
+    /// The workspace claim's value, when the token has it.
+    pub workspace: Option<String>,
+    /// The role claim's value, when the token has it.
+    pub role: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Claims {
+    sub: String,
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(flatten)]
+    other: Map<String, Value>,
+}
+
+/// Longest wait for a JWKS URL.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+/// A JWKS URL is fetched again for an unknown key id at most this often.
+const REFETCH_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Checks ID tokens. The JWKS is read once and read again when a token names a key id it
+/// doesn't hold (the provider rotated its keys): a file at once, a URL at most every
+/// [`REFETCH_INTERVAL`].
+pub struct JwtVerifier {
+    settings: JwtSettings,
+    algorithms: HashSet<Algorithm>,
+    secret: Option<DecodingKey>,
+    jwks: RwLock<Option<JwkSet>>,
+    client: reqwest::Client,
+    last_fetch: Mutex<Option<Instant>>,
+}
+
+impl JwtVerifier {
+    /// `None` when sign-in with ID tokens is off (no issuer configured). The settings were
+    /// checked at start-up.
+    pub fn new(settings: &JwtSettings) -> Option<JwtVerifier> {
+        if !settings.enabled() {
+            return None;
+        }
+        let secret = (!settings.hs256_secret.is_empty())
+            .then(|| DecodingKey::from_secret(settings.hs256_secret.as_bytes()));
+        Some(JwtVerifier {
+            algorithms: settings.parsed_algorithms().unwrap_or_default(),
+            settings: settings.clone(),
+            secret,
+            jwks: RwLock::new(None),
+            client: reqwest::Client::new(),
+            last_fetch: Mutex::new(None),
+        })
+    }
+
+    /// The identity of a valid token; 401 `UNAUTHORIZED` for anything else.
+    pub async fn verify(&self, token: &str) -> Result<Identity> {
+        self.check(token).await.map_err(|reason| {
+            tracing::debug!(%reason, "ID token refused");
+            Error::Unauthorized
+        })
+    }
+
+    async fn check(&self, token: &str) -> std::result::Result<Identity, String> {
+        let header = decode_header(token).map_err(|e| e.to_string())?;
+        if !self.algorithms.contains(&header.alg) {
+            return Err(format!("algorithm {:?} is not configured", header.alg));
+        }
+        let key = if header.alg == Algorithm::HS256 {
+            self.secret.clone().ok_or("no HS256 secret configured")?
+        } else {
+            self.jwk_key(header.kid.as_deref()).await?
+        };
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.settings.issuer]);
+        validation.set_audience(&[&self.settings.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.validate_nbf = true;
+        validation.leeway = self.settings.leeway_secs;
+        let claims = decode::<Claims>(token, &key, &validation)
+            .map_err(|e| e.to_string())?
+            .claims;
+        Ok(Identity {
+            workspace: self.claim(&claims, &self.settings.workspace_claim)?,
+            role: self.claim(&claims, &self.settings.role_claim)?,
+            subject: claims.sub,
+            email: claims.email,
+        })
+    }
+
+    /// A configured custom claim: absent is `None`, present must be a string.
+    fn claim(&self, claims: &Claims, name: &str) -> std::result::Result<Option<String>, String> {
+        if name.is_empty() {
+            return Ok(None);
+        }
+        match claims.other.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("claim `{name}` is not a string")),
+        }
+    }
+
+    /// The JWKS key of `kid` (or the only key, when the token names none), loading the set
+    /// again once when the cached one lacks it.
+    async fn jwk_key(&self, kid: Option<&str>) -> std::result::Result<DecodingKey, String> {
+        if let Some(key) = self.cached(kid)? {
+            return Ok(key);
+        }
+        let set = self.load().await?;
+        let key = pick(&set, kid).map(DecodingKey::from_jwk).transpose();
+        if let Ok(mut cache) = self.jwks.write() {
+            *cache = Some(set);
+        }
+        key.map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no JWKS key {kid:?}"))
+    }
+
+    async fn load(&self) -> std::result::Result<JwkSet, String> {
+        let source = &self.settings.jwks;
+        if !(source.starts_with("http://") || source.starts_with("https://")) {
+            let text = std::fs::read_to_string(source)
+                .map_err(|e| format!("reading JWKS {source}: {e}"))?;
+            return serde_json::from_str(&text).map_err(|e| format!("JWKS: {e}"));
+        }
+        {
+            let mut last = self.last_fetch.lock().map_err(|_| "JWKS clock poisoned")?;
+            let cached = self.jwks.read().map(|c| c.is_some()).unwrap_or(false);
+            if cached && last.is_some_and(|at| at.elapsed() < REFETCH_INTERVAL) {
+                return Err("JWKS fetched moments ago; not again yet".into());
+            }
+            *last = Some(Instant::now());
+        }
+        let response = self
+            .client
+            .get(source)
+            .timeout(FETCH_TIMEOUT)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("JWKS: {e}"))
+    }
+
+    fn cached(&self, kid: Option<&str>) -> std::result::Result<Option<DecodingKey>, String> {
+        let cache = self.jwks.read().map_err(|_| "JWKS cache poisoned")?;
+        cache
+            .as_ref()
+            .and_then(|set| pick(set, kid))
+            .map(DecodingKey::from_jwk)
+            .transpose()
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn pick<'a>(set: &'a JwkSet, kid: Option<&str>) -> Option<&'a Jwk> {
+    match kid {
+        Some(kid) => set.find(kid),
+        None if set.keys.len() == 1 => set.keys.first(),
+        None => None,
+    }
+}

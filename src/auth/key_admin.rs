@@ -1,0 +1,154 @@
+//! API keys over HTTP (`/api-keys`, scope `*`): create (the secret shown once), list (no
+//! secrets), revoke. Nobody makes a key with a scope or a tier above their own.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{keys::store_key, roles, Principal, Tier};
+use crate::{
+    app::AppState,
+    clock,
+    error::{Error, Result},
+    store::KeyRow,
+};
+
+/// `POST /api-keys` body.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKeyBody {
+    /// 1 to 100 characters.
+    pub name: String,
+    /// Scope names; each must be held by the caller.
+    pub scopes: Vec<String>,
+    /// At most the caller's tier; default: the configured default tier, capped likewise.
+    #[serde(default)]
+    pub tier: Option<Tier>,
+    /// ISO 8601 instant in the future after which the key stops working.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+}
+
+/// A key as listed: never its secret.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct KeyRecord {
+    pub id: String,
+    pub name: String,
+    pub scopes: Vec<&'static str>,
+    pub tier: String,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub expires_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+/// The answer to a create: the record and, this once, the key itself.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CreatedKeyRecord {
+    #[serde(flatten)]
+    pub record: KeyRecord,
+    /// The secret `cbk_...`; shown only here.
+    pub key: String,
+}
+
+/// The answer to a revoke.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RevokedKey {
+    pub id: String,
+    pub revoked: bool,
+}
+
+impl KeyRecord {
+    fn new(row: &KeyRow) -> Result<Self> {
+        let scopes = super::Scopes::parse_list(&row.scopes)
+            .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
+        Ok(KeyRecord {
+            id: row.id.clone(),
+            name: row.name.clone(),
+            scopes: scopes.names(),
+            tier: row.tier.clone(),
+            created_at: clock::iso(row.created_at),
+            last_used_at: row.last_used_at.map(clock::iso),
+            expires_at: row.expires_at.map(clock::iso),
+            revoked_at: row.revoked_at.map(clock::iso),
+        })
+    }
+}
+
+fn parse_expiry(text: &str, now: i64) -> Result<i64> {
+    let expected = || Error::validation("expires_at", "an ISO 8601 instant in the future");
+    let at = chrono::DateTime::parse_from_rfc3339(text)
+        .map_err(|_| expected())?
+        .timestamp_millis();
+    if at <= now {
+        return Err(expected());
+    }
+    Ok(at)
+}
+
+pub async fn create(
+    state: &AppState,
+    who: &Principal,
+    body: CreateKeyBody,
+) -> Result<CreatedKeyRecord> {
+    let scopes = roles::parse_scopes(&body.scopes, "scopes")?;
+    roles::check_grant(who, scopes)?;
+    let tier = body
+        .tier
+        .unwrap_or(state.settings.default_tier.min(who.tier));
+    if tier > who.tier {
+        return Err(Error::Forbidden(format!(
+            "you can't make a key of tier `{}` above your own (`{}`)",
+            tier.as_str(),
+            who.tier.as_str()
+        )));
+    }
+    let expires_at = body
+        .expires_at
+        .as_deref()
+        .map(|text| parse_expiry(text, state.clock.now_ms()))
+        .transpose()?;
+    let (row, secret) = store_key(
+        &state.store,
+        &who.workspace_id,
+        &body.name,
+        scopes,
+        tier,
+        expires_at,
+    )
+    .await?;
+    Ok(CreatedKeyRecord {
+        record: KeyRecord::new(&row)?,
+        key: secret.expose().to_owned(),
+    })
+}
+
+/// The workspace's keys, newest first, revoked ones included.
+pub async fn list(state: &AppState, who: &Principal) -> Result<Vec<KeyRecord>> {
+    state
+        .store
+        .workspace_keys(&who.workspace_id)
+        .await?
+        .iter()
+        .map(KeyRecord::new)
+        .collect()
+}
+
+/// Revokes a key of the workspace: its next request fails, on every replica (keys are
+/// read from the store on each request). 404 for an absent or already revoked key.
+pub async fn revoke(state: &AppState, who: &Principal, id: &str) -> Result<RevokedKey> {
+    if state
+        .store
+        .revoke_workspace_key(&who.workspace_id, id, clock::now_ms())
+        .await?
+    {
+        Ok(RevokedKey {
+            id: id.to_owned(),
+            revoked: true,
+        })
+    } else {
+        Err(Error::NotFound {
+            what: "API key",
+            index: None,
+        })
+    }
+}

@@ -1,0 +1,124 @@
+//! Board collaborators: a user, also of another workspace, given a role on one board.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::{
+    helpers::stat_cards,
+    idp::{self, claims},
+    idp_stores,
+};
+
+/// A token of `sub` signed in to workspace `org` with role `role`.
+fn member_of(org: &str, sub: &str, role: &str) -> String {
+    let mut c = claims(sub);
+    c["org"] = json!(org);
+    c["role"] = json!(role);
+    idp::rs256(&c)
+}
+
+idp_stores! {
+    async fn a_collaborator_from_another_workspace_works_on_that_board_only(idp) {
+        let pin = idp.app.create_pin(&stat_cards("on the board")).await;
+        let pin_id = pin["id"].as_str().unwrap();
+        let board = idp.app.post("/v1/pinboards", &json!({"title": "Q3"})).await.expect(200);
+        let board_id = board.data()["id"].as_str().unwrap().to_owned();
+        idp.app
+            .post(&format!("/v1/pinboards/{board_id}/pins"), &json!({"pin_id": pin_id}))
+            .await
+            .expect(200);
+        let other = idp.app.post("/v1/pinboards", &json!({"title": "private"})).await.expect(200);
+        let other_id = other.data()["id"].as_str().unwrap();
+
+        // Zed belongs to acme, where he is a viewer; he signs in once to exist.
+        let zed = member_of("acme", "zed", "viewer");
+        idp.call(&zed, Method::GET, "/v1/pins", None).await.expect(200);
+        let board_path = format!("/v1/pinboards/{board_id}");
+        idp.call(&zed, Method::GET, &board_path, None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+
+        let added = idp
+            .app
+            .post(&format!("{board_path}/collaborators"), &json!({"user": "zed@example.test", "role": "editor"}))
+            .await
+            .expect(200);
+        let zed_id = added.data()["user_id"].as_str().unwrap().to_owned();
+        assert!(zed_id.starts_with("usr-"));
+        assert_eq!(added.data()["email"], json!("zed@example.test"));
+        assert_eq!(added.data()["role"], json!("editor"));
+        assert!(added.data()["added_at"].is_string());
+
+        let read = idp.call(&zed, Method::GET, &board_path, None).await.expect(200);
+        assert_eq!(read.data()["pins"][0]["pin"]["id"], json!(pin_id));
+        idp.call(&zed, Method::PATCH, &board_path, Some(&json!({"title": "Q3 (edited)"})))
+            .await
+            .expect(200);
+        // Only the board: the rest of the workspace stays out of reach.
+        idp.call(&zed, Method::GET, &format!("/v1/pinboards/{other_id}"), None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+        idp.call(&zed, Method::GET, &format!("/v1/pins/{pin_id}"), None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+
+        let list = idp.app.get(&format!("{board_path}/collaborators")).await.expect(200);
+        assert_eq!(list.data().as_array().unwrap().len(), 1);
+        assert_eq!(list.data()[0]["user_id"], json!(zed_id));
+
+        let member_path = format!("{board_path}/collaborators/{zed_id}");
+        idp.app.patch(&member_path, &json!({"role": "viewer"})).await.expect(200);
+        idp.call(&zed, Method::PATCH, &board_path, Some(&json!({"title": "no"})))
+            .await
+            .expect_error(403, "FORBIDDEN", None);
+        idp.call(&zed, Method::GET, &board_path, None).await.expect(200);
+
+        let removed = idp.app.delete(&member_path).await.expect(200);
+        assert_eq!(removed.data(), &json!({"user_id": zed_id, "removed": true}));
+        idp.call(&zed, Method::GET, &board_path, None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+        idp.app.delete(&member_path).await.expect_error(404, "NOT_FOUND", None);
+    }
+
+    async fn adding_collaborators_is_checked(idp) {
+        let board = idp.app.post("/v1/pinboards", &json!({"title": "b"})).await.expect(200);
+        let path = format!("/v1/pinboards/{}/collaborators", board.data()["id"].as_str().unwrap());
+        let yan = idp.user("yan", "viewer");
+        idp.call(&yan, Method::GET, "/v1/pins", None).await.expect(200);
+
+        idp.app.post(&path, &json!({"user": "nobody@example.test", "role": "viewer"}))
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+        idp.app.post(&path, &json!({"user": "yan@example.test", "role": "admin"}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("role"));
+        idp.app.post(&path, &json!({"user": "yan@example.test", "role": "viewer", "x": 1}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("x"));
+        idp.app.post(&path, &json!({"user": "yan@example.test", "role": "viewer"})).await.expect(200);
+        idp.app.post(&path, &json!({"user": "yan@example.test", "role": "editor"}))
+            .await
+            .expect_error(409, "CONFLICT", None);
+
+        // Scope, escalation and isolation.
+        let reader = idp.app.key_with("pinboards:read").await;
+        idp.call(&reader, Method::GET, &path, None)
+            .await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        let inviter = idp.app.key_with("pinboards:invite,pinboards:read").await;
+        idp.call(&inviter, Method::POST, &path, Some(&json!({"user": "yan@example.test", "role": "owner"})))
+            .await
+            .expect_error(403, "FORBIDDEN", None);
+        let stranger = idp.app.key_in("elsewhere", "*").await;
+        idp.call(&stranger, Method::GET, &path, None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+        // An editor of the workspace may invite (pinboards:invite), but not make owners.
+        let editor = idp.user("eve", "editor");
+        idp.call(&editor, Method::GET, &path, None).await.expect(200);
+        idp.call(&editor, Method::PATCH, &format!("{path}/{}", "usr-none"), Some(&json!({"role": "owner"})))
+            .await
+            .expect_error(403, "FORBIDDEN", None);
+    }
+}
