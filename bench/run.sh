@@ -49,6 +49,17 @@ wrk_run() {
   echo "$(awk '/Requests\/sec/ { print $2 }' <<<"$out") $(sed -n 's/^p99_ms=//p' <<<"$out")"
 }
 
+# pg_tps FILE URL VARS...: transactions/s of pgbench running FILE; fails if pgbench does.
+pg_tps() {
+  local file=$1 url=$2 out
+  shift 2
+  if ! out=$(pgbench -n -M prepared -c $CONNS -j 2 -T "$DUR" -f "$file" "$@" "$url" 2>&1); then
+    echo "pgbench $file failed: $out" >&2
+    exit 1
+  fi
+  sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out"
+}
+
 python3 - "$WORK" <<'PY'
 import json, sys
 card = {"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}
@@ -103,10 +114,13 @@ bench_store() {
     ceiling=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR")
     line "sqlite.post_pin_rps (vs the same statements in a SQLite loop)" "$post_rps" "$ceiling"
   else
-    local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps
+    local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps vars
     read -r key_id ws <<<"$(psql -tA -F ' ' "$url" -c "SELECT id, workspace_id FROM api_keys WHERE lookup = '$lookup'")"
-    create_tps=$(pgbench -n -M prepared -c $CONNS -j 2 -T "$DUR" -f bench/sql/create.sql -D lookup="$lookup" -D ws="$ws" -D key="$key_id" "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-    read_tps=$(pgbench -n -M prepared -c $CONNS -j 2 -T "$DUR" -f bench/sql/read.sql -D lookup="$lookup" -D ws="$ws" -D key="$key_id" -D pin="$id" "$url" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    # The values the service binds (sql/*.sql says which statement takes which).
+    vars=(-D lookup="$lookup" -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")
+    create_tps=$(pg_tps bench/sql/create.sql "$url" "${vars[@]}" -D pin_type=stat-cards -D layout=1x1 -D tags='{}' \
+      -D config='{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}')
+    read_tps=$(pg_tps bench/sql/read.sql "$url" "${vars[@]}" -D ids="{$id}")
     line "postgres.post_pin_rps (vs pgbench of the same statements)" "$post_rps" "$create_tps"
     line "postgres.get_pin_rps (vs pgbench of the same statements)" "$get_rps" "$read_tps"
   fi

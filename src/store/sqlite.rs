@@ -192,7 +192,7 @@ impl Backend for SqliteStore {
     }
 
     async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE lookup = $1")
+        let row = sqlx::query(FIND_KEY)
             .bind(lookup)
             .fetch_optional(&self.reader)
             .await?;
