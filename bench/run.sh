@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Corkboard's benchmarks beside their baselines, in one run (see bench/README.md).
 #   bench/run.sh            full run: 10 s per figure, 100k pins for the list figure
-#   bench/run.sh --smoke    a few seconds, tiny sizes: keeps the harness from rotting (CI)
+#   bench/run.sh --smoke    a few seconds, tiny sizes, debug build: keeps the harness from
+#                           rotting (.ci/run); fails when a figure is missing, never when slow
+# BENCH_STORES=postgres picks stores, BENCH_PG_URL the server, BENCH_PROFILE=release|debug
+# the build (release unless --smoke).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000
-if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500; fi
+SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
+if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
+PROFILE=${BENCH_PROFILE:-$PROFILE}
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -15,8 +19,12 @@ for tool in wrk pgbench psql python3 curl; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (apt-get install wrk postgresql-client)" >&2; exit 1; }
 done
 
-cargo build --release --quiet --bin corkboard --example http_ceiling
-BIN=$PWD/target/release/corkboard
+if [ "$PROFILE" = release ]; then
+  cargo build --release --quiet --bin corkboard --example http_ceiling
+else
+  cargo build --quiet --bin corkboard --example http_ceiling
+fi
+BIN=$PWD/target/$PROFILE/corkboard
 WORK=$(mktemp -d)
 PIDS=()
 DBS=()
@@ -37,7 +45,12 @@ unset DATABASE_URL
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 rss_mib() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.3f}' if b else 'n/a')" "$1" "$2"; }
-line() { echo "$1: ours=$2 baseline=$3 ratio=$(ratio "$2" "$3")"; }
+is_number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+# line NAME OURS BASELINE: one figure; a missing or non-numeric one fails the run.
+line() {
+  is_number "$2" && is_number "$3" || { echo "$1: missing figure (ours='$2' baseline='$3')" >&2; exit 1; }
+  echo "$1: ours=$2 baseline=$3 ratio=$(ratio "$2" "$3")"
+}
 wait_up() { for _ in $(seq 1 100); do curl -sf "$1/healthz" >/dev/null && return; sleep 0.1; done; echo "server did not start" >&2; exit 1; }
 
 # wrk_run URL LUA [BODY_FILE] -> "rps p99_ms", after a warm-up; fails on any non-2xx answer.
@@ -70,7 +83,7 @@ PY
 
 # The HTTP ceiling: a fixed-body axum handler, same profile.
 CEIL_PORT=$(free_port)
-target/release/examples/http_ceiling "127.0.0.1:$CEIL_PORT" & PIDS+=($!)
+"target/$PROFILE/examples/http_ceiling" "127.0.0.1:$CEIL_PORT" & PIDS+=($!)
 wait_up "http://127.0.0.1:$CEIL_PORT"
 read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
 
