@@ -302,22 +302,19 @@ impl Backend for PgStore {
             );
         }
         sql.push_str(" ORDER BY seq DESC LIMIT $6");
-        let page: String = sqlx::query_scalar(&format!(
-            "SELECT coalesce(json_agg(json_build_array(seq, id, pin_type, pin_config, pin_layout, \
-             is_public::int, allow_edit::int, require_sign_in::int, allow_comments::int, title, \
-             array_to_json(tags)::text, provenance, version, created_at, updated_at) ORDER BY seq DESC), '[]')::text \
-             FROM ({sql}) page"
-        ))
-        .bind(ws)
-        .bind(query.before_seq)
-        .bind(&query.pin_type)
-        .bind(&query.tag)
-        .bind(query.updated_since)
-        .bind(query.limit)
-        .bind(&query.pinboard_id)
-        .fetch_one(&self.pool)
-        .await?;
-        PageRow::decode(&page)
+        let rows = sqlx::query(&sql)
+            .bind(ws)
+            .bind(query.before_seq)
+            .bind(&query.pin_type)
+            .bind(&query.tag)
+            .bind(query.updated_since)
+            .bind(query.limit)
+            .bind(&query.pinboard_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("seq")?, pin_from_row(r)?)))
+            .collect()
     }
 
     async fn update_pins(
