@@ -328,8 +328,10 @@ impl Backend for SqliteStore {
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
         let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
+        // `+workspace_id` keeps SQLite from walking the workspace's index (every pin of the
+        // workspace, 33 GETs/s at 40k pins) instead of looking each id up in its own.
         let rows = sqlx::query(&format!(
-            "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id IN (SELECT value FROM json_each($2))"
+            "SELECT {PIN_COLUMNS} FROM pins WHERE +workspace_id = $1 AND id IN (SELECT value FROM json_each($2))"
         ))
         .bind(ws)
         .bind(ids_json)
