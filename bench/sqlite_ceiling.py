@@ -1,5 +1,6 @@
-"""The SQLite ceiling for POST /v1/pins: the same statements (key lookup, insert) with the same
-pragmas (WAL, synchronous=FULL), one transaction per pin, for SECONDS. Prints inserts/s.
+"""The SQLite ceiling for POST /v1/pins: the statements of sql/sqlite_create.sql (the key
+lookup and the insert the store runs) with the store's pragmas (WAL, synchronous=FULL), one
+transaction per pin, for SECONDS. Prints inserts/s.
 
 usage: sqlite_ceiling.py DB_FILE LOOKUP WORKSPACE_ID SECONDS
 """
@@ -9,20 +10,31 @@ import sys
 import time
 
 db, lookup, ws, seconds = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+# The same normalisation as src/bench_sql.rs: comments out, one statement per `;`.
+text = open(os.path.join(os.path.dirname(__file__), "sql", "sqlite_create.sql")).read()
+sql = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("--"))
+find_key, insert_pin = [s.strip() for s in sql.split(";") if s.strip()]
 conn = sqlite3.connect(db, isolation_level=None)
 conn.execute("PRAGMA journal_mode=WAL")
 conn.execute("PRAGMA synchronous=FULL")
-config = '{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}'
+pin = {
+    "ws": ws,
+    "pin_type": "stat-cards",
+    "config": '{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}',
+    "layout": "1x1",
+    "public": False,
+    "title": None,
+    "tags": "[]",
+    "provenance": None,
+    "version": 1,
+}
 n = 0
 start = time.monotonic()
 while time.monotonic() - start < seconds:
-    conn.execute("SELECT * FROM api_keys WHERE lookup = ?", (lookup,)).fetchall()
+    conn.execute(find_key, {"lookup": lookup}).fetchall()
     conn.execute("BEGIN")
-    conn.execute(
-        "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags,"
-        " provenance, version, created_at, updated_at) VALUES (?, ?, 'stat-cards', ?, '1x1', 0, NULL, '[]', NULL, 1, 0, 0)",
-        (f"p-ceiling-{os.getpid()}-{n}", ws, config),
-    )
+    now = int(time.time() * 1000)
+    conn.execute(insert_pin, {**pin, "id": f"p-ceiling-{os.getpid()}-{n}", "now": now})
     conn.execute("COMMIT")
     n += 1
 print(f"{n / (time.monotonic() - start):.1f}")

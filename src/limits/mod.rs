@@ -8,7 +8,7 @@
 
 mod guard;
 mod middleware;
-mod postgres;
+pub(crate) mod postgres;
 
 pub use guard::AuthGuard;
 pub use middleware::enforce;

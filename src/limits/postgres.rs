@@ -2,18 +2,23 @@
 //! survive a crash). The row lock of the upsert serialises a key's concurrent checks across
 //! replicas; every expression reads the old row `r`, so the rule is exactly [`super::decide`].
 
+use std::sync::LazyLock;
+
 use sqlx::{PgPool, Row};
 
 use super::{Cost, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
 use crate::error::Result;
 
-/// `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write cost, `$8`-`$10` limits.
-fn statement() -> String {
+/// The check: `$1` the key id, `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write
+/// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that
+/// send them untyped (pgbench runs this text in `bench/sql/`).
+pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
     let minute = "(CASE WHEN r.minute_start + $3 > $2 THEN r.minute_used ELSE 0 END)";
     let hour = "(CASE WHEN r.hour_start + $4 > $2 THEN r.hour_used ELSE 0 END)";
     let write = "(CASE WHEN r.write_start + $5 > $2 THEN r.write_used ELSE 0 END)";
     let fits = format!("({minute} + $6 <= $8 AND {hour} + $6 <= $9 AND {write} + $7 <= $10)");
-    let fresh_fits = "($6 <= $8 AND $6 <= $9 AND $7 <= $10)";
+    // The first use of the counts and limits, so the casts type them for the whole statement.
+    let fresh_fits = "($6::int8 <= $8::int8 AND $6::int8 <= $9::int8 AND $7::int8 <= $10::int8)";
     format!(
         "INSERT INTO rate_limit_windows AS r \
          (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted) \
@@ -29,7 +34,7 @@ fn statement() -> String {
            granted = {fits} \
          RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted"
     )
-}
+});
 
 pub async fn check(
     pool: &PgPool,
@@ -39,7 +44,7 @@ pub async fn check(
     quota: &Quota,
 ) -> Result<Usage> {
     let write_tokens = if cost.write { cost.tokens } else { 0 };
-    let row = sqlx::query(&statement())
+    let row = sqlx::query(&CHECK)
         .bind(subject)
         .bind(now)
         .bind(MINUTE_MS)

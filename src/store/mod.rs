@@ -4,10 +4,29 @@
 //! (`shared_pin`, `shared_board`): they know only an id, and the query itself admits only
 //! what anyone may see; and `board_grant`, a user's collaborator role on a board of any
 //! workspace.
+//!
+//! The statements one create and one read run are named constants ([`FIND_KEY`],
+//! [`INSERT_PIN`], [`postgres::GET_PINS`]): `bench/sql/` runs the same text beside them.
+
+/// [`PIN_COLUMNS`] as a literal, so statements that list them can be `concat!`ed constants.
+macro_rules! pin_columns {
+    () => {
+        "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
+         allow_comments, title, tags, provenance, version, created_at, updated_at"
+    };
+}
+
+/// The head of [`INSERT_PIN`], before its `VALUES`; SQLite's batches add many rows to it.
+macro_rules! insert_pins_into {
+    () => {
+        "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, \
+         title, tags, provenance, version, created_at, updated_at)"
+    };
+}
 
 mod boards;
 mod identity;
-mod postgres;
+pub(crate) mod postgres;
 mod postgres_boards;
 mod postgres_identity;
 mod sqlite;
@@ -255,9 +274,9 @@ fn pin_missing(index: usize) -> Error {
 }
 
 /// The columns of a pin (and of a pin version), in the order `pin_from_row` reads them.
-const PIN_COLUMNS: &str =
-    "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
-     allow_comments, title, tags, provenance, version, created_at, updated_at";
+const PIN_COLUMNS: &str = pin_columns!();
+/// Finds an API key by its public lookup part: the first statement of every request.
+pub(crate) const FIND_KEY: &str = "SELECT * FROM api_keys WHERE lookup = $1";
 /// Copies a pin's current state into its versions before it changes.
 const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at) \
@@ -270,5 +289,7 @@ const UPDATE_PIN: &str =
      allow_comments = $13 WHERE id = $1";
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
-const INSERT_PIN: &str = "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+pub(crate) const INSERT_PIN: &str = concat!(
+    insert_pins_into!(),
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+);

@@ -11,6 +11,13 @@ use sqlx::{
 
 use super::*;
 
+/// The workspace's pins among `ids` (`GET /pins/{id}` and batch gets).
+pub(crate) const GET_PINS: &str = concat!(
+    "SELECT ",
+    pin_columns!(),
+    " FROM pins WHERE workspace_id = $1 AND id = ANY($2)"
+);
+
 #[derive(Clone)]
 pub struct PgStore {
     pub(super) pool: PgPool,
@@ -141,7 +148,7 @@ impl Backend for PgStore {
     }
 
     async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {
-        let row = sqlx::query("SELECT * FROM api_keys WHERE lookup = $1")
+        let row = sqlx::query(FIND_KEY)
             .bind(lookup)
             .fetch_optional(&self.pool)
             .await?;
@@ -269,13 +276,11 @@ impl Backend for PgStore {
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
-        let rows = sqlx::query(&format!(
-            "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND id = ANY($2)"
-        ))
-        .bind(ws)
-        .bind(ids)
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(GET_PINS)
+            .bind(ws)
+            .bind(ids)
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(pin_from_row).collect()
     }
 

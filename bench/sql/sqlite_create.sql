@@ -1,0 +1,7 @@
+-- What one POST /v1/pins (stat-cards) runs on SQLite: the key lookup (store::FIND_KEY) on a
+-- reader, then the insert (store::INSERT_PIN) on the writer. The text is the store's with
+-- named parameters for `$n`; `cargo test bench_sql` fails if they differ.
+-- bench/sqlite_ceiling.py runs it in a loop with the store's pragmas.
+SELECT * FROM api_keys WHERE lookup = :lookup;
+INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at)
+  VALUES (:id, :ws, :pin_type, :config, :layout, :public, :title, :tags, :provenance, :version, :now, :now);
