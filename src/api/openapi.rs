@@ -18,6 +18,7 @@ use axum::{
     Router,
 };
 use schemars::{generate::SchemaSettings, json_schema, SchemaGenerator};
+use serde_json::{json, Value};
 
 use super::docs;
 use crate::app::AppState;
@@ -87,8 +88,100 @@ pub fn describe(router: ApiRouter<AppState>, document: &Document) -> Router<AppS
     let router = router.finish_api_with(&mut api, about);
     let mut value = serde_json::to_value(&api).unwrap_or_default();
     crate::pin_types::tidy_descriptions(&mut value);
+    add_response_headers(&mut value);
     let _ = document.set(Bytes::from(value.to_string()));
     router
+}
+
+/// The rate-limit headers of SPEC.md 8.3: on every response to an authenticated request.
+const RATE_LIMIT_HEADERS: [(&str, &str, &str); 7] = [
+    (
+        "X-RateLimit-Limit-Hour",
+        "integer",
+        "Tokens in this key's hour window",
+    ),
+    (
+        "X-RateLimit-Remaining-Hour",
+        "integer",
+        "Tokens left in the hour window",
+    ),
+    (
+        "X-RateLimit-Reset-Hour",
+        "string",
+        "When the hour window starts again (RFC 3339)",
+    ),
+    (
+        "X-RateLimit-Limit-Minute",
+        "integer",
+        "Tokens in this key's minute window (or write bucket, whichever has less left)",
+    ),
+    (
+        "X-RateLimit-Remaining-Minute",
+        "integer",
+        "Tokens left in the minute window (or write bucket)",
+    ),
+    (
+        "X-RateLimit-Reset-Minute",
+        "string",
+        "When that window starts again (RFC 3339)",
+    ),
+    (
+        "X-RateLimit-Token-Cost",
+        "integer",
+        "Tokens this request cost: 1, or ceil(n / 10) for a batch of n",
+    ),
+];
+
+/// Documents the response headers the middleware adds, once under `components/headers`:
+/// `X-Request-Id` on every response, the rate-limit headers on every response to a credential
+/// that authenticated (not 401, nor a 503 of the limiter), `Retry-After` on 429 and 503.
+fn add_response_headers(doc: &mut Value) {
+    let header = |kind: &str, description: &str| json!({ "description": description, "schema": { "type": kind } });
+    let mut components = serde_json::Map::new();
+    components.insert(
+        "X-Request-Id".into(),
+        header(
+            "string",
+            "This request's id (the one sent, or a new UUID), also in the logs",
+        ),
+    );
+    components.insert(
+        "Retry-After".into(),
+        header("integer", "Seconds to wait before retrying"),
+    );
+    for (name, kind, description) in RATE_LIMIT_HEADERS {
+        components.insert(name.into(), header(kind, description));
+    }
+    let refer = |name: &str| json!({ "$ref": format!("#/components/headers/{name}") });
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for operation in paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+        {
+            let authenticated = operation.get("security").is_some();
+            let Some(responses) = operation
+                .get_mut("responses")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            for (status, response) in responses.iter_mut() {
+                let mut headers = serde_json::Map::new();
+                headers.insert("X-Request-Id".into(), refer("X-Request-Id"));
+                if authenticated && status != "401" && status != "503" {
+                    for (name, ..) in RATE_LIMIT_HEADERS {
+                        headers.insert(name.into(), refer(name));
+                    }
+                }
+                if status == "429" || status == "503" {
+                    headers.insert("Retry-After".into(), refer("Retry-After"));
+                }
+                response["headers"] = Value::Object(headers);
+            }
+        }
+    }
+    doc["components"]["headers"] = Value::Object(components);
 }
 
 /// `GET /openapi.json`.

@@ -139,6 +139,9 @@ both_stores! {
         assert!(!violations(&doc, &tampered, "post", "/v1/pins").is_empty(), "undocumented fields are caught");
         tampered.body["data"] = json!({"pin_id": 1});
         assert!(!violations(&doc, &tampered, "post", "/v1/pins").is_empty(), "wrong types are caught");
+        tampered.body = created.body.clone();
+        tampered.headers.remove("x-ratelimit-remaining-minute");
+        assert!(!violations(&doc, &tampered, "post", "/v1/pins").is_empty(), "missing headers are caught");
         let id = created.data()["id"].as_str().expect("id").to_owned();
         let provenance = json!({
             "pin_type": "markdown",
@@ -224,8 +227,19 @@ fn violations(doc: &Value, res: &Resp, method: &str, path: &str) -> Vec<String> 
         .with_draft(jsonschema::Draft::Draft202012)
         .build(&root)
         .expect("the documented schema compiles");
-    validator
+    let mut errors: Vec<String> = validator
         .iter_errors(&res.body)
         .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
+        .collect();
+    let response = format!(
+        "/paths/{}/{method}/responses/{status}/headers",
+        path.replace('~', "~0").replace('/', "~1")
+    );
+    let headers = doc.pointer(&response).and_then(Value::as_object);
+    for name in headers.into_iter().flat_map(|h| h.keys()) {
+        if res.header(name).is_none() {
+            errors.push(format!("documented header {name} is missing"));
+        }
+    }
+    errors
 }
