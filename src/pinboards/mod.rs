@@ -26,6 +26,7 @@ pub const DESCRIPTION_CHARS: usize = 2000;
 /// `POST /pinboards` body.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(example = serde_json::json!({"title": "Operations", "description": "Nightly jobs", "tags": ["ops"]}))]
 pub struct CreateBoardBody {
     pub title: String,
     #[serde(default)]

@@ -15,6 +15,15 @@ use crate::{
     store::Pin,
 };
 
+/// The example create body of the API description: a stat-cards pin.
+pub fn create_example() -> Value {
+    serde_json::json!({
+        "pin_type": "stat-cards",
+        "pin_config": PinType::StatCards.example(),
+        "metadata": {"title": "Revenue", "tags": ["finance"]}
+    })
+}
+
 /// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
 pub(crate) fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
 where
@@ -28,6 +37,7 @@ where
 /// (`data_type`, `pin_type`, `pin_layout`, `content`, `metadata`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(example = create_example())]
 pub struct CreateBody {
     #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: String,
@@ -57,6 +67,7 @@ pub struct CreateBody {
 /// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(example = serde_json::json!({"metadata": {"title": "Revenue (EU)"}, "pin_layout": "2x1"}))]
 pub struct UpdateBody {
     #[serde(default)]
     #[schemars(schema_with = "pin_types::pin_type_schema")]

@@ -159,6 +159,7 @@ pub async fn create(
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(example = serde_json::json!({"pins": [super::create_example()]}))]
 pub struct BatchCreateBody {
     /// 1 to `limits.batch_items` (default 100) pin create bodies, stored all or none.
     #[schemars(with = "Vec<CreateBody>")]
