@@ -16,7 +16,7 @@ use aide::{
 use indexmap::IndexMap;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
-use super::{ApiJson, ApiPath, Envelope};
+use super::{ApiJson, ApiPath, ApiQuery, Envelope};
 use crate::{
     auth::{Auth, BoardAuth, RequiredScope},
     error::Error,
@@ -227,6 +227,12 @@ impl<T: JsonSchema> OperationInput for ApiJson<T> {
                 error_response(ctx, "Body not sent as JSON: `UNSUPPORTED_MEDIA_TYPE`"),
             ),
         ]
+    }
+}
+
+impl<T: JsonSchema> OperationInput for ApiQuery<T> {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        axum::extract::Query::<T>::operation_input(ctx, operation);
     }
 }
 

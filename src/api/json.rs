@@ -80,13 +80,61 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         // struct as an array) and every error names its field.
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))?;
+        if let Some(field) = nul_at(&value, String::new()) {
+            return Err(Error::validation(
+                if field.is_empty() {
+                    "body".into()
+                } else {
+                    field
+                },
+                NO_NUL,
+            ));
+        }
         parse_body::<T>(&value, "").map(|v| ApiJson(v, bytes))
+    }
+}
+
+/// What a string may not hold: PostgreSQL can't store U+0000 in text, so neither store
+/// accepts it (one contract on both).
+pub(crate) const NO_NUL: &str = "text without NUL (U+0000) characters";
+
+/// The path of the first string or key holding U+0000, `""` for the root.
+fn nul_at(value: &Value, path: String) -> Option<String> {
+    match value {
+        Value::String(text) => text.contains('\0').then_some(path),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_at(item, format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            let at = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            if key.contains('\0') {
+                Some(at)
+            } else {
+                nul_at(item, at)
+            }
+        }),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::depth;
+    use serde_json::json;
+
+    use super::{depth, nul_at};
+
+    #[test]
+    fn nul_is_found_with_its_path() {
+        let body = json!({"a": [1, {"b": "x\u{0}y"}], "c": "ok"});
+        assert_eq!(nul_at(&body, String::new()), Some("a[1].b".into()));
+        assert_eq!(nul_at(&json!({"ok": ["fine"]}), String::new()), None);
+        assert_eq!(nul_at(&json!("\u{0}"), String::new()), Some(String::new()));
+    }
 
     #[test]
     fn depth_ignores_brackets_in_strings() {

@@ -11,11 +11,13 @@ mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
+mod query;
 mod roles;
 mod share;
 
 pub use json::ApiJson;
 pub use path::{ApiPath, BoardPath, CollaboratorPath, KeyPath, PinPath, PlacementPath, SharePath};
+pub use query::ApiQuery;
 
 use std::marker::PhantomData;
 

@@ -20,6 +20,9 @@ where
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        if parts.uri.path().contains("%00") {
+            return Err(Error::validation("path", super::json::NO_NUL));
+        }
         Path::<T>::from_request_parts(parts, state)
             .await
             .map(|Path(value)| ApiPath(value))

@@ -9,16 +9,16 @@ use aide::{
     },
     transform::TransformOperation,
 };
-use axum::extract::{rejection::QueryRejection, Query, State};
+use axum::extract::State;
 
 use super::{
     docs::{self, One, Page},
-    ApiJson, ApiPath, BoardPath, Envelope, PlacementPath,
+    ApiJson, ApiPath, ApiQuery, BoardPath, Envelope, PlacementPath,
 };
 use crate::{
     app::AppState,
     auth::{Auth, BoardAuth, PinboardsRead, PinboardsWrite},
-    error::{Error, Result},
+    error::Result,
     pinboards::{
         ops::{self, Deleted, MoveBody, PlaceBody, PlacementRecord, Removed},
         BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
@@ -74,14 +74,8 @@ pub fn routes() -> ApiRouter<AppState> {
 async fn list(
     State(state): State<AppState>,
     auth: Auth<PinboardsRead>,
-    params: std::result::Result<Query<PageParams>, QueryRejection>,
+    ApiQuery(params): ApiQuery<PageParams>,
 ) -> Result<Envelope<Page<Board>>> {
-    let params = params.map(|Query(q)| q).map_err(|e| {
-        Error::validation(
-            "query",
-            format!("a well-formed query string ({})", e.body_text()),
-        )
-    })?;
     let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
     Ok(Envelope::paginated(data, &pagination))
 }

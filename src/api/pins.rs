@@ -9,13 +9,13 @@ use aide::{
     transform::TransformOperation,
 };
 use axum::{
-    extract::{rejection::QueryRejection, Query, State},
+    extract::State,
     http::{header, HeaderMap, HeaderValue},
 };
 
 use super::{
     docs::{self, Found, One, Page},
-    ApiJson, ApiPath, Envelope, PinPath,
+    ApiJson, ApiPath, ApiQuery, Envelope, PinPath,
 };
 use crate::{
     app::AppState,
@@ -87,16 +87,6 @@ pub fn routes() -> ApiRouter<AppState> {
         )
 }
 
-/// Query values arrive as strings; `ops` validates each one and names it on error.
-fn query<Q>(raw: std::result::Result<Query<Q>, QueryRejection>) -> Result<Q> {
-    raw.map(|Query(q)| q).map_err(|e| {
-        Error::validation(
-            "query",
-            format!("a well-formed query string ({})", e.body_text()),
-        )
-    })
-}
-
 fn idempotency_key(
     headers: &HeaderMap,
     operation: &str,
@@ -149,9 +139,9 @@ fn created<B>(outcome: Outcome) -> Envelope<B> {
 async fn list(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
-    params: std::result::Result<Query<ListParams>, QueryRejection>,
+    ApiQuery(params): ApiQuery<ListParams>,
 ) -> Result<Envelope<Page<Record>>> {
-    let (data, pagination) = ops::list(&state, &auth.principal, &query(params)?).await?;
+    let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
     Ok(Envelope::paginated(data, &pagination))
 }
 
@@ -246,8 +236,8 @@ async fn versions(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
-    params: std::result::Result<Query<PageParams>, QueryRejection>,
+    ApiQuery(params): ApiQuery<PageParams>,
 ) -> Result<Envelope<Page<Record>>> {
-    let (data, pagination) = ops::versions(&state, &auth.principal, &id, &query(params)?).await?;
+    let (data, pagination) = ops::versions(&state, &auth.principal, &id, &params).await?;
     Ok(Envelope::paginated(data, &pagination))
 }

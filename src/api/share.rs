@@ -12,7 +12,7 @@ use aide::{
 };
 use axum::{
     extract::{rejection::PathRejection, Path, State},
-    http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode},
+    http::{header, request::Parts, HeaderName, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
 };
 
@@ -24,6 +24,7 @@ use crate::{
     app::AppState,
     auth::{Auth, BoardAuth, PinsShare, Principal},
     error::{Error, Result},
+    limits::guarded_authenticate,
     pinboards::{
         sharing::{self, ShareBody, ShareRecord},
         signed_in,
@@ -110,11 +111,13 @@ async fn put_board(
 /// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the
 /// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see; a page
 /// shared for signed-in visitors only is shown to a bearer credential that may read it.
-async fn lookup(state: &AppState, headers: &HeaderMap, id: &str) -> Result<Page> {
-    let page = if id.starts_with("pb-") {
+async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
+    let page = if id.contains('\0') {
+        None
+    } else if id.starts_with("pb-") {
         let board = match state.store.shared_board(id).await? {
             Some(found) => Some(found),
-            None => match visitor(state, headers).await {
+            None => match visitor(state, request).await {
                 Some(who) => signed_in::board(state, who, id).await?,
                 None => None,
             },
@@ -123,7 +126,7 @@ async fn lookup(state: &AppState, headers: &HeaderMap, id: &str) -> Result<Page>
     } else if id.starts_with("p-") {
         let pin = match state.store.shared_pin(id).await? {
             Some(found) => Some(found),
-            None => match visitor(state, headers).await {
+            None => match visitor(state, request).await {
                 Some(who) => signed_in::pin(state, &who, id).await?,
                 None => None,
             },
@@ -135,21 +138,24 @@ async fn lookup(state: &AppState, headers: &HeaderMap, id: &str) -> Result<Page>
     Ok(page.unwrap_or_else(render::not_found_page))
 }
 
-/// The visitor's credential, when one is sent and valid; a page never says why not.
-async fn visitor(state: &AppState, headers: &HeaderMap) -> Option<Principal> {
-    if !headers.contains_key(header::AUTHORIZATION) {
+/// The visitor's credential, when one is sent and valid; a page never says why not. Behind
+/// the brute-force guard, like the API: a page is no oracle for guessing credentials.
+async fn visitor(state: &AppState, request: &Parts) -> Option<Principal> {
+    if !request.headers.contains_key(header::AUTHORIZATION) {
         return None;
     }
-    crate::auth::authenticate(headers, state).await.ok()
+    guarded_authenticate(state, &request.headers, &request.extensions)
+        .await
+        .ok()
 }
 
 async fn page(
     State(state): State<AppState>,
-    headers: HeaderMap,
     id: std::result::Result<Path<SharePath>, PathRejection>,
+    request: Parts,
 ) -> SharePage {
     SharePage(match id {
-        Ok(Path(SharePath { id })) => lookup(&state, &headers, &id).await,
+        Ok(Path(SharePath { id })) => lookup(&state, &request, &id).await,
         Err(_) => Ok(render::not_found_page()),
     })
 }

@@ -36,10 +36,16 @@ struct Claims {
     sub: String,
     #[serde(default)]
     email: Option<String>,
+    /// An email counts only when the provider says it verified it: collaborators can be
+    /// added by email, so an unverified one would let anyone claim someone else's address.
+    #[serde(default)]
+    email_verified: Option<bool>,
     #[serde(flatten)]
     other: Map<String, Value>,
 }
 
+/// Largest JWKS document accepted (real ones are a few KB).
+const MAX_JWKS_BYTES: u64 = 1024 * 1024;
 /// Longest wait for a JWKS URL.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// A JWKS URL is fetched again for an unknown key id at most this often.
@@ -106,8 +112,11 @@ impl JwtVerifier {
         Ok(Identity {
             workspace: self.claim(&claims, &self.settings.workspace_claim)?,
             role: self.claim(&claims, &self.settings.role_claim)?,
+            email: claims
+                .email
+                .filter(|_| claims.email_verified == Some(true))
+                .map(|email| email.to_lowercase()),
             subject: claims.sub,
-            email: claims.email,
         })
     }
 
@@ -141,14 +150,16 @@ impl JwtVerifier {
     async fn load(&self) -> std::result::Result<JwkSet, String> {
         let source = &self.settings.jwks;
         if !(source.starts_with("http://") || source.starts_with("https://")) {
-            let text = std::fs::read_to_string(source)
+            let text = tokio::fs::read_to_string(source)
+                .await
                 .map_err(|e| format!("reading JWKS {source}: {e}"))?;
             return serde_json::from_str(&text).map_err(|e| format!("JWKS: {e}"));
         }
         {
             let mut last = self.last_fetch.lock().map_err(|_| "JWKS clock poisoned")?;
-            let cached = self.jwks.read().map(|c| c.is_some()).unwrap_or(false);
-            if cached && last.is_some_and(|at| at.elapsed() < REFETCH_INTERVAL) {
+            // Also when the last fetch failed: a JWKS URL that is down must not be asked
+            // again for every token that arrives.
+            if last.is_some_and(|at| at.elapsed() < REFETCH_INTERVAL) {
                 return Err("JWKS fetched moments ago; not again yet".into());
             }
             *last = Some(Instant::now());
@@ -161,10 +172,23 @@ impl JwtVerifier {
             .await
             .and_then(reqwest::Response::error_for_status)
             .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_JWKS_BYTES)
+        {
+            return Err(format!(
+                "JWKS {source} is larger than {MAX_JWKS_BYTES} bytes"
+            ));
+        }
         let bytes = response
             .bytes()
             .await
             .map_err(|e| format!("fetching JWKS {source}: {e}"))?;
+        if bytes.len() as u64 > MAX_JWKS_BYTES {
+            return Err(format!(
+                "JWKS {source} is larger than {MAX_JWKS_BYTES} bytes"
+            ));
+        }
         serde_json::from_slice(&bytes).map_err(|e| format!("JWKS: {e}"))
     }
 

@@ -92,6 +92,18 @@ impl JwtSettings {
         if self.default_role.is_empty() {
             return Err("auth.jwt.default_role must name a role".into());
         }
+        if self.leeway_secs > MAX_LEEWAY_SECS {
+            return Err(format!(
+                "auth.jwt.leeway_secs must be at most {MAX_LEEWAY_SECS}"
+            ));
+        }
+        if self.jwks.starts_with("http://") && !is_loopback_url(&self.jwks) {
+            return Err(
+                "auth.jwt.jwks must be https:// (plain http only on a loopback address): \
+                 whoever can change the key set can sign any token"
+                    .into(),
+            );
+        }
         Ok(())
     }
 
@@ -103,6 +115,18 @@ impl JwtSettings {
         }
         shown
     }
+}
+
+/// Largest clock leeway accepted for `exp`/`nbf`: a few minutes of skew, not hours.
+const MAX_LEEWAY_SECS: u64 = 300;
+
+fn is_loopback_url(text: &str) -> bool {
+    url::Url::parse(text).is_ok_and(|u| match u.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name == "localhost",
+        None => false,
+    })
 }
 
 impl fmt::Debug for JwtSettings {

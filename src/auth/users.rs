@@ -8,13 +8,23 @@ use crate::{
     store::SignIn,
 };
 
-/// Where a token without a workspace claim signs in.
+/// Where tokens sign in when no workspace claim is configured.
 const DEFAULT_WORKSPACE: &str = "default";
 
 /// The principal of a verified identity. One read when nothing changed since the last
 /// request; a write when the user, their membership, email or claimed role is new.
 pub async fn sign_in(state: &AppState, identity: Identity) -> Result<Principal> {
-    let workspace = identity.workspace.as_deref().unwrap_or(DEFAULT_WORKSPACE);
+    let claim_configured = !state.settings.auth.jwt.workspace_claim.is_empty();
+    let workspace = match identity.workspace.as_deref() {
+        Some(workspace) => workspace,
+        // With a workspace claim configured, a token without it belongs to no workspace: it
+        // must not land in `default`, where keys made without --workspace keep their data.
+        None if claim_configured => {
+            tracing::debug!("ID token lacks the configured workspace claim");
+            return Err(Error::Unauthorized);
+        }
+        None => DEFAULT_WORKSPACE,
+    };
     if !valid_workspace_name(workspace) {
         tracing::debug!(workspace, "ID token names an invalid workspace");
         return Err(Error::Unauthorized);

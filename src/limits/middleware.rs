@@ -8,14 +8,19 @@ use std::{
 use axum::{
     body::Body,
     extract::{ConnectInfo, MatchedPath, Request, State},
-    http::{HeaderMap, HeaderName, HeaderValue, Method},
+    http::{Extensions, HeaderMap, HeaderName, HeaderValue, Method},
     middleware::Next,
     response::{IntoResponse, Response},
 };
 use serde::de::IgnoredAny;
 
 use super::{Cost, FailureMode, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
-use crate::{app::AppState, auth, clock, error::Error};
+use crate::{
+    app::AppState,
+    auth::{self, Principal},
+    clock,
+    error::Error,
+};
 
 /// Batch routes and the array whose length prices them: `ceil(n / 10)` tokens.
 const BATCH_ROUTES: &[(&str, &str)] = &[
@@ -27,36 +32,41 @@ const BATCH_ROUTES: &[(&str, &str)] = &[
 /// Routes that read although they are POSTs.
 const READ_POSTS: &[&str] = &["/pins/batch/get"];
 
+/// Authenticates the request's credential behind the brute-force guard: a client address
+/// past its failures this minute is refused before any credential is looked at, and a
+/// presented credential that fails counts against it. Share pages use it too.
+pub(crate) async fn guarded_authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Result<Principal, Error> {
+    let now = state.clock.now_ms();
+    let guard = &state.settings.rate_limits.auth_failures;
+    let client = client_address(headers, extensions, &guard.client_ip_header);
+    if let Some(addr) = client {
+        if let Some(window) = state.auth_guard.blocked(addr, now, guard.per_minute) {
+            return Err(Error::TooManyAuthFailures {
+                limit: guard.per_minute,
+                reset_at: window.start + MINUTE_MS,
+                retry_after: retry_after(window.start + MINUTE_MS, now),
+            });
+        }
+    }
+    let result = auth::authenticate(headers, state).await;
+    if let (Err(Error::Unauthorized), Some(addr)) = (&result, client) {
+        if headers.contains_key(axum::http::header::AUTHORIZATION) {
+            state.auth_guard.record_failure(addr, now);
+        }
+    }
+    result
+}
+
 pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let now = state.clock.now_ms();
     let limits = &state.settings.rate_limits;
-    let client = client_address(&req, &limits.auth_failures.client_ip_header);
-    if let Some(addr) = client {
-        if let Some(window) = state
-            .auth_guard
-            .blocked(addr, now, limits.auth_failures.per_minute)
-        {
-            return Error::TooManyAuthFailures {
-                limit: limits.auth_failures.per_minute,
-                reset_at: window.start + MINUTE_MS,
-                retry_after: retry_after(window.start + MINUTE_MS, now),
-            }
-            .into_response();
-        }
-    }
-    let principal = match auth::authenticate(req.headers(), &state).await {
+    let principal = match guarded_authenticate(&state, req.headers(), req.extensions()).await {
         Ok(principal) => principal,
-        Err(e) => {
-            if let (Error::Unauthorized, Some(addr)) = (&e, client) {
-                if req
-                    .headers()
-                    .contains_key(axum::http::header::AUTHORIZATION)
-                {
-                    state.auth_guard.record_failure(addr, now);
-                }
-            }
-            return e.into_response();
-        }
+        Err(e) => return e.into_response(),
     };
     let tier = principal.tier;
     req.extensions_mut().insert(principal.clone());
@@ -125,15 +135,19 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
 
 /// The client's address: from the trusted proxy's header when one is configured and sent,
 /// else the TCP peer.
-fn client_address(req: &Request, proxy_header: &str) -> Option<IpAddr> {
+fn client_address(
+    headers: &HeaderMap,
+    extensions: &Extensions,
+    proxy_header: &str,
+) -> Option<IpAddr> {
     let forwarded = (!proxy_header.is_empty())
-        .then(|| req.headers().get(proxy_header))
+        .then(|| headers.get(proxy_header))
         .flatten()
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(',').next())
         .and_then(|first| first.trim().parse().ok());
     forwarded.or_else(|| {
-        req.extensions()
+        extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| addr.ip())
     })

@@ -12,6 +12,7 @@ pub(crate) mod postgres;
 
 pub use guard::AuthGuard;
 pub use middleware::enforce;
+pub(crate) use middleware::guarded_authenticate;
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 

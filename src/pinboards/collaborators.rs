@@ -79,8 +79,33 @@ async fn check_role(state: &AppState, who: &Principal, role: &str) -> Result<()>
     roles::check_grant(who, scopes)
 }
 
+/// Checks that the caller holds every scope of the role `user_id` has on the board now: a
+/// collaborator can't demote or remove someone more powerful than themselves.
+async fn check_current(
+    state: &AppState,
+    who: &Principal,
+    board_id: &str,
+    user_id: &str,
+) -> Result<()> {
+    let current = state
+        .store
+        .collaborators(&who.workspace_id, board_id)
+        .await?
+        .into_iter()
+        .find(|c| c.user_id == user_id)
+        .ok_or_else(collaborator_missing)?;
+    let scopes = roles::scopes_of(&state.store, &who.workspace_id, &current.role).await?;
+    roles::check_grant(who, scopes)
+}
+
 async fn find_user(state: &AppState, user: &str) -> Result<UserRow> {
-    let mut found = state.store.find_users(user).await?;
+    // Emails are stored in lower case (see `auth::jwt`); ids are taken as sent.
+    let user = if user.contains('@') {
+        user.to_lowercase()
+    } else {
+        user.to_owned()
+    };
+    let mut found = state.store.find_users(&user).await?;
     match (found.pop(), found.is_empty()) {
         (Some(one), true) => Ok(one),
         (Some(_), false) => Err(Error::Conflict(
@@ -151,6 +176,7 @@ pub async fn update(
 ) -> Result<CollaboratorRecord> {
     ensure_board(state, who, board_id).await?;
     check_role(state, who, &body.role).await?;
+    check_current(state, who, board_id, user_id).await?;
     if !state
         .store
         .set_collaborator_role(&who.workspace_id, board_id, user_id, &body.role)
@@ -175,6 +201,7 @@ pub async fn remove(
     user_id: &str,
 ) -> Result<Removed> {
     ensure_board(state, who, board_id).await?;
+    check_current(state, who, board_id, user_id).await?;
     if state
         .store
         .remove_collaborator(&who.workspace_id, board_id, user_id)

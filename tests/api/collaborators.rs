@@ -121,4 +121,27 @@ idp_stores! {
             .await
             .expect_error(403, "FORBIDDEN", None);
     }
+
+    async fn an_unverified_email_names_nobody(idp) {
+        let board = idp.app.post("/v1/pinboards", &json!({"title": "Finance"})).await.expect(200);
+        let board_id = board.data()["id"].as_str().unwrap().to_owned();
+        // Mallory signs up at the provider with the CFO's address, which it never verified.
+        let mut mallory = claims("mallory");
+        mallory["org"] = json!("acme");
+        mallory["email"] = json!("cfo@example.test");
+        mallory["email_verified"] = json!(false);
+        idp.call(&idp::rs256(&mallory), Method::GET, "/v1/pins", None).await.expect(200);
+        idp.app
+            .post(&format!("/v1/pinboards/{board_id}/collaborators"), &json!({"user": "cfo@example.test", "role": "editor"}))
+            .await
+            .expect_error(404, "NOT_FOUND", None);
+    }
+
+    async fn a_token_without_the_configured_workspace_claim_is_refused(idp) {
+        let mut stray = claims("stray");
+        stray.as_object_mut().unwrap().remove("org");
+        idp.call(&idp::rs256(&stray), Method::GET, "/v1/pins", None)
+            .await
+            .expect_error(401, "UNAUTHORIZED", None);
+    }
 }

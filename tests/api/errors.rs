@@ -587,4 +587,17 @@ both_stores! {
         assert_eq!(ready.status, 503);
         assert_eq!(ready.code(), "SERVICE_UNAVAILABLE");
     }
+
+    async fn nul_characters_are_refused_everywhere_not_a_500(app) {
+        app.get("/v1/pins/p-%00").await.expect_error(400, "VALIDATION_FAILED", Some("path"));
+        app.get("/v1/pinboards/pb-%00/share").await.expect_error(400, "VALIDATION_FAILED", Some("path"));
+        app.get("/v1/pins?tag=a%00").await.expect_error(400, "VALIDATION_FAILED", Some("query"));
+        let body = json!({"pin_type": "markdown", "pin_config": {"text": "a\u{0}b"}});
+        app.post("/v1/pins", &body).await.expect_error(400, "VALIDATION_FAILED", Some("pin_config.text"));
+        let batch = json!({"pin_ids": ["p-\u{0}"]});
+        app.post("/v1/pins/batch/get", &batch).await.expect_error(400, "VALIDATION_FAILED", Some("pin_ids[0]"));
+        let page = app.send(app.client.get(format!("{}/share/pb-%00", app.base))).await;
+        assert_eq!(page.status, 404);
+        assert_eq!(app.get("/v1/pins").await.expect(200).data(), &json!([]), "nothing stored");
+    }
 }

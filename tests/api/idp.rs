@@ -71,11 +71,12 @@ pub fn now_secs() -> i64 {
     corkboard::clock::now_ms() / 1000
 }
 
-/// Valid claims for `sub`, to be changed by each test.
+/// Valid claims for `sub` in workspace `default` with a verified email, to be changed by
+/// each test.
 pub fn claims(sub: &str) -> Value {
     json!({
         "iss": ISSUER, "aud": AUDIENCE, "sub": sub, "email": format!("{sub}@example.test"),
-        "iat": now_secs(), "exp": now_secs() + 600,
+        "email_verified": true, "org": "default", "iat": now_secs(), "exp": now_secs() + 600,
     })
 }
 
