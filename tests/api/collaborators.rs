@@ -144,4 +144,25 @@ idp_stores! {
             .await
             .expect_error(401, "UNAUTHORIZED", None);
     }
+
+    async fn a_collaborator_cannot_demote_or_remove_a_stronger_one(idp) {
+        let board = idp.app.post("/v1/pinboards", &json!({"title": "Shared"})).await.expect(200);
+        let board_path = format!("/v1/pinboards/{}", board.data()["id"].as_str().unwrap());
+        let zed = member_of("acme", "zed", "viewer");
+        let yan = member_of("acme", "yan", "viewer");
+        idp.call(&zed, Method::GET, "/v1/pins", None).await.expect(200);
+        idp.call(&yan, Method::GET, "/v1/pins", None).await.expect(200);
+        let collaborators = format!("{board_path}/collaborators");
+        idp.app.post(&collaborators, &json!({"user": "zed@example.test", "role": "editor"})).await.expect(200);
+        let owner = idp.app.post(&collaborators, &json!({"user": "yan@example.test", "role": "owner"})).await.expect(200);
+        let yan_path = format!("{collaborators}/{}", owner.data()["user_id"].as_str().unwrap());
+        idp.call(&zed, Method::PATCH, &yan_path, Some(&json!({"role": "viewer"})))
+            .await
+            .expect_error(403, "FORBIDDEN", None);
+        idp.call(&zed, Method::DELETE, &yan_path, None)
+            .await
+            .expect_error(403, "FORBIDDEN", None);
+        let list = idp.app.get(&collaborators).await.expect(200);
+        assert_eq!(list.data()[1]["role"], json!("owner"), "unchanged: {}", list.body);
+    }
 }
