@@ -10,7 +10,10 @@ use aide::{
 };
 use axum::extract::State;
 
-use super::{docs::One, ApiJson, ApiPath, BoardPath, CollaboratorPath, Envelope};
+use super::{
+    docs::{self, One},
+    ApiJson, ApiPath, BoardPath, CollaboratorPath, Envelope,
+};
 use crate::{
     app::AppState,
     auth::{BoardAuth, PinboardsInvite},
@@ -28,7 +31,10 @@ pub fn routes() -> ApiRouter<AppState> {
         .api_route(
             "/pinboards/{id}/collaborators",
             get_with(list, |op| doc(op, "List a pinboard's collaborators")).post_with(add, |op| {
-                doc(op, "Give a user (of any workspace) a role on this pinboard")
+                docs::conflict(
+                    doc(op, "Give a user (of any workspace) a role on this pinboard"),
+                    "The user is on the board already, or several users have this email: `CONFLICT`",
+                )
             }),
         )
         .api_route(

@@ -20,10 +20,10 @@ use crate::{
     auth::{Auth, BoardAuth, PinboardsRead, PinboardsWrite},
     error::Result,
     pinboards::{
-        ops::{self, Deleted, MoveBody, PlaceBody, PlacementRecord, Removed},
+        ops::{self, MoveBody, PlaceBody, PlacementRecord, Removed},
         BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
     },
-    pins::ops::PageParams,
+    pins::ops::{Deleted, PageParams},
 };
 
 type Board = BoardRecord<'static>;

@@ -4,7 +4,10 @@
 use aide::axum::{routing::get_with, ApiRouter};
 use axum::extract::State;
 
-use super::{docs::One, ApiJson, Envelope};
+use super::{
+    docs::{self, One},
+    ApiJson, Envelope,
+};
 use crate::{
     app::AppState,
     auth::{
@@ -23,8 +26,10 @@ pub fn routes() -> ApiRouter<AppState> {
                 .tag("identity")
         })
         .post_with(create, |op| {
-            op.summary("Define a custom role: a name and its scopes")
-                .tag("identity")
+            let op = op
+                .summary("Define a custom role: a name and its scopes")
+                .tag("identity");
+            docs::conflict(op, "The name is taken, or is a built-in role's: `CONFLICT`")
         }),
     )
 }

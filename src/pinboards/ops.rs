@@ -14,7 +14,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::ops::{decode_cursor, page, page_limit, to_data, Data, PageParams, Pagination},
+    pins::ops::{decode_cursor, page, page_limit, to_data, Data, Deleted, PageParams, Pagination},
     store::{BoardQuery, Pinboard, Position},
 };
 
@@ -96,14 +96,6 @@ pub async fn update(
         .update_pinboard(&who.workspace_id, id, &mut |b| Ok(update.apply(b, now)))
         .await?;
     record(state, &board)
-}
-
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "DeletedPinboard", deny_unknown_fields)]
-pub struct Deleted<'a> {
-    id: &'a str,
-    #[schemars(extend("const" = true))]
-    deleted: bool,
 }
 
 /// `DELETE /pinboards/{id}`: its placements go, its pins stay.

@@ -558,9 +558,9 @@ fn split_id(item: &Value, i: usize) -> Result<(String, UpdateBody)> {
 #[derive(Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Deleted<'a> {
-    id: &'a str,
+    pub id: &'a str,
     #[schemars(extend("const" = true))]
-    deleted: bool,
+    pub deleted: bool,
 }
 
 /// `DELETE /pins/{id}`.

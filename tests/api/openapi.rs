@@ -175,6 +175,16 @@ both_stores! {
         check(&app.delete(&format!("/v1/pinboards/{board_id}/pins/{id}")).await.expect(200), "delete", "/v1/pinboards/{id}/pins/{pin_id}");
         check(&app.delete(&format!("/v1/pinboards/{board_id}")).await.expect(200), "delete", "/v1/pinboards/{id}");
         check(&app.get("/v1/pin-types").await.expect(200), "get", "/v1/pin-types");
+        let key = app.post("/v1/api-keys", &json!({"name": "export", "scopes": ["pins:read"]})).await.expect(200);
+        check(&key, "post", "/v1/api-keys");
+        check(&app.get("/v1/api-keys").await.expect(200), "get", "/v1/api-keys");
+        let key_id = key.data()["id"].as_str().expect("id").to_owned();
+        check(&app.delete(&format!("/v1/api-keys/{key_id}")).await.expect(200), "delete", "/v1/api-keys/{id}");
+        check(&app.delete(&format!("/v1/api-keys/{key_id}")).await.expect(404), "delete", "/v1/api-keys/{id}");
+        let role = json!({"name": "publisher", "permissions": ["pins:read", "pins:write"]});
+        check(&app.post("/v1/roles", &role).await.expect(200), "post", "/v1/roles");
+        check(&app.post("/v1/roles", &role).await.expect(409), "post", "/v1/roles");
+        check(&app.get("/v1/roles").await.expect(200), "get", "/v1/roles");
 
         // Errors: each documented for its operation, each the envelope.
         check(&app.post("/v1/pins", &json!({"pin_type": "nope"})).await.expect(400), "post", "/v1/pins");
