@@ -13,6 +13,7 @@ use std::{
 use axum::{
     extract::{MatchedPath, Request},
     http::HeaderName,
+    middleware::Next,
     response::Response,
     Router,
 };
@@ -163,8 +164,15 @@ pub fn router(state: AppState) -> Router {
                 axum::response::IntoResponse::into_response(Error::Internal(
                     "handler panicked".into(),
                 ))
-            })),
+            }))
+            .layer(axum::middleware::from_fn(one_connection)),
     )
+}
+
+/// Runs the request with one PostgreSQL connection for all its statements (see
+/// [`crate::store::pg_conn`]); it goes back to the pool once the response is ready.
+async fn one_connection(req: Request, next: Next) -> Response {
+    crate::store::pg_conn::with_request_connection(next.run(req)).await
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then lets in-flight requests

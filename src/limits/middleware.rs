@@ -6,7 +6,7 @@ use std::{
 };
 
 use axum::{
-    body::Body,
+    body::{Body, Bytes},
     extract::{ConnectInfo, MatchedPath, Request, State},
     http::{Extensions, HeaderMap, HeaderName, HeaderValue, Method},
     middleware::Next,
@@ -31,6 +31,8 @@ const BATCH_ROUTES: &[(&str, &str)] = &[
 ];
 /// Routes that read although they are POSTs.
 const READ_POSTS: &[&str] = &["/pins/batch/get"];
+/// How long a body may take to arrive while its request holds a database connection.
+const PROMPT_BODY: Duration = Duration::from_millis(5);
 
 /// Authenticates the request's credential behind the brute-force guard: a client address
 /// past its failures this minute is refused before any credential is looked at, and a
@@ -77,13 +79,14 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         .map(|p| p.as_str().trim_start_matches("/v1").to_owned())
         .unwrap_or_default();
     let write = req.method() != Method::GET && !READ_POSTS.contains(&route.as_str());
-    let (tokens, req) = match BATCH_ROUTES.iter().find(|(path, _)| *path == route) {
-        Some((_, field)) => match batch_tokens(req, field, state.limits().body_bytes).await {
-            Ok(priced) => priced,
-            Err(e) => return e.into_response(),
-        },
-        None => (1, req),
+    let (req, body) = match read_body(req, state.limits().body_bytes).await {
+        Ok(read) => read,
+        Err(e) => return e.into_response(),
     };
+    let tokens = BATCH_ROUTES
+        .iter()
+        .find(|(path, _)| *path == route)
+        .map_or(1, |(_, field)| batch_tokens(&body, field));
     let cost = Cost { tokens, write };
     let tier_limits = limits.tier(tier);
     let quota = Quota {
@@ -168,19 +171,37 @@ fn retry_after(reset_at: i64, now: i64) -> u64 {
         .max(1)
 }
 
-/// Prices a batch by its item count, handing the body on unchanged. A body that can't be
-/// counted costs 1; the handler then reports what is wrong with it.
-async fn batch_tokens(req: Request, field: &str, limit: usize) -> Result<(u32, Request), Error> {
+/// Reads the request's body, if it has one, so that batches can be priced and the handler
+/// parses it from memory. While it arrives promptly the request keeps its database
+/// connection; a body still arriving after [`PROMPT_BODY`] is waited for without one, so slow
+/// clients can't hold the pool.
+async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error> {
+    if axum::body::HttpBody::size_hint(req.body()).exact() == Some(0) {
+        return Ok((req, Bytes::new()));
+    }
+    let (parts, body) = req.into_parts();
+    let read = axum::body::to_bytes(body, limit);
+    tokio::pin!(read);
+    let read = match tokio::time::timeout(PROMPT_BODY, read.as_mut()).await {
+        Ok(read) => read,
+        Err(_) => {
+            crate::store::pg_conn::release_request_connection();
+            read.await
+        }
+    };
+    let bytes = read.map_err(|_| Error::PayloadTooLarge { limit })?;
+    Ok((Request::from_parts(parts, Body::from(bytes.clone())), bytes))
+}
+
+/// A batch's price by its item count: `ceil(n / 10)` tokens. A body that can't be counted
+/// costs 1; the handler then reports what is wrong with it.
+fn batch_tokens(body: &[u8], field: &str) -> u32 {
     #[derive(serde::Deserialize)]
     struct Items {
         pins: Option<Vec<IgnoredAny>>,
         pin_ids: Option<Vec<IgnoredAny>>,
     }
-    let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| Error::PayloadTooLarge { limit })?;
-    let items = serde_json::from_slice::<Items>(&bytes)
+    let items = serde_json::from_slice::<Items>(body)
         .ok()
         .and_then(|items| {
             if field == "pins" {
@@ -190,8 +211,7 @@ async fn batch_tokens(req: Request, field: &str, limit: usize) -> Result<(u32, R
             }
         })
         .map_or(0, |items| items.len());
-    let tokens = u32::try_from(items.div_ceil(10)).unwrap_or(u32::MAX).max(1);
-    Ok((tokens, Request::from_parts(parts, Body::from(bytes))))
+    u32::try_from(items.div_ceil(10)).unwrap_or(u32::MAX).max(1)
 }
 
 /// The seven `X-RateLimit-*` headers. For a write, the minute figures are those of whichever

@@ -55,7 +55,7 @@ pub async fn check(
         .bind(i64::from(quota.per_minute))
         .bind(i64::from(quota.per_hour))
         .bind(i64::from(quota.write_capacity))
-        .fetch_one(pool)
+        .fetch_one(&mut *crate::store::pg_conn::connection(pool).await?)
         .await?;
     let used = |name: &str| -> Result<u32> {
         let n: i64 = row.try_get(name)?;

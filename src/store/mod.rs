@@ -26,6 +26,7 @@ macro_rules! insert_pins_into {
 
 mod boards;
 mod identity;
+pub(crate) mod pg_conn;
 pub(crate) mod postgres;
 mod postgres_boards;
 mod postgres_identity;

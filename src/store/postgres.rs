@@ -6,7 +6,7 @@ use std::{collections::HashMap, str::FromStr, time::Duration};
 
 use sqlx::{
     postgres::{PgConnectOptions, PgPoolOptions, PgRow},
-    PgPool, Row,
+    Connection, PgPool, Row,
 };
 
 use super::*;
@@ -81,6 +81,11 @@ impl PgStore {
         self.pool.clone()
     }
 
+    /// A connection for the next statement (the request's, see [`super::pg_conn`]).
+    pub(super) async fn conn(&self) -> Result<pg_conn::Conn> {
+        pg_conn::connection(&self.pool).await
+    }
+
     pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
         let options = PgConnectOptions::from_str(url)?.application_name("corkboard");
         let pool = PgPoolOptions::new()
@@ -101,7 +106,9 @@ impl PgStore {
 
 impl Backend for PgStore {
     async fn ping(&self) -> Result<()> {
-        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        sqlx::query("SELECT 1")
+            .execute(&mut *self.conn().await?)
+            .await?;
         Ok(())
     }
 
@@ -114,19 +121,19 @@ impl Backend for PgStore {
             .bind(crate::ids::new_id("ws-"))
             .bind(name)
             .bind(crate::clock::now_ms())
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(
             sqlx::query_scalar("SELECT id FROM workspaces WHERE name = $1")
                 .bind(name)
-                .fetch_one(&self.pool)
+                .fetch_one(&mut *self.conn().await?)
                 .await?,
         )
     }
 
     async fn claim_bootstrap(&self) -> Result<bool> {
         let done = sqlx::query("INSERT INTO meta (key, value) VALUES ('bootstrapped', '1') ON CONFLICT (key) DO NOTHING")
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -142,7 +149,7 @@ impl Backend for PgStore {
             .bind(&key.tier)
             .bind(key.created_at)
             .bind(key.expires_at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(())
     }
@@ -150,14 +157,14 @@ impl Backend for PgStore {
     async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {
         let row = sqlx::query(FIND_KEY)
             .bind(lookup)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         row.as_ref().map(key_from_row).transpose()
     }
 
     async fn list_keys(&self) -> Result<Vec<(KeyRow, String)>> {
         let rows = sqlx::query("SELECT k.*, w.name AS workspace_name FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id ORDER BY k.created_at DESC, k.id")
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
             .map(|r| Ok((key_from_row(r)?, r.try_get("workspace_name")?)))
@@ -169,7 +176,7 @@ impl Backend for PgStore {
             sqlx::query("UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
                 .bind(id)
                 .bind(at)
-                .execute(&self.pool)
+                .execute(&mut *self.conn().await?)
                 .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -178,7 +185,7 @@ impl Backend for PgStore {
         sqlx::query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1")
             .bind(id)
             .bind(at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(())
     }
@@ -204,7 +211,7 @@ impl Backend for PgStore {
                     .bind(pin.version)
                     .bind(pin.created_at)
                     .bind(pin.updated_at)
-                    .execute(&self.pool)
+                    .execute(&mut *self.conn().await?)
                     .await?;
                 return Ok(Created::Stored);
             }
@@ -266,7 +273,7 @@ impl Backend for PgStore {
             .bind(response)
             .bind(at)
             .bind(live_since)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(if done.rows_affected() == 0 {
             Created::KeyTaken
@@ -279,7 +286,7 @@ impl Backend for PgStore {
         let rows = sqlx::query(GET_PINS)
             .bind(ws)
             .bind(ids)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter().map(pin_from_row).collect()
     }
@@ -312,7 +319,7 @@ impl Backend for PgStore {
             .bind(query.updated_since)
             .bind(query.limit)
             .bind(&query.pinboard_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
             .map(|r| Ok((r.try_get("seq")?, pin_from_row(r)?)))
@@ -326,7 +333,8 @@ impl Backend for PgStore {
         retention: u32,
         change: &mut Change<'_>,
     ) -> Result<Vec<Pin>> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         let mut current = lock_pins(&mut tx, ws, ids).await?;
         let mut updated = Vec::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate() {
@@ -366,7 +374,8 @@ impl Backend for PgStore {
         ids: &[String],
         check: &mut DeleteCheck<'_>,
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         let current = lock_pins(&mut tx, ws, ids).await?;
         for (i, id) in ids.iter().enumerate() {
             check(i, current.get(id).ok_or_else(|| pin_missing(i))?)?;
@@ -394,7 +403,7 @@ impl Backend for PgStore {
         let exists = sqlx::query("SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2")
             .bind(ws)
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         if exists.is_none() {
             return Ok(None);
@@ -405,7 +414,7 @@ impl Backend for PgStore {
         .bind(id)
         .bind(before_version.unwrap_or(i64::MAX))
         .bind(limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await?;
         rows.iter()
             .map(pin_from_row)
@@ -418,7 +427,7 @@ impl Backend for PgStore {
             .bind(ws)
             .bind(key)
             .bind(since)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         row.map(|r| {
             Ok(Idempotent {

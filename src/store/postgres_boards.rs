@@ -3,7 +3,7 @@
 //! new placement also holds its pin (`FOR KEY SHARE`), so a concurrent pin delete either
 //! happens first (404) or waits.
 
-use sqlx::{postgres::PgRow, PgConnection, Row};
+use sqlx::{postgres::PgRow, Connection, PgConnection, Row};
 
 use super::boards::*;
 use super::postgres::{pin_from_row, PgStore};
@@ -102,7 +102,7 @@ impl BoardBackend for PgStore {
             .bind(s.allow_comments)
             .bind(board.created_at)
             .bind(board.updated_at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(())
     }
@@ -113,7 +113,7 @@ impl BoardBackend for PgStore {
         ))
         .bind(ws)
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.conn().await?)
         .await?;
         row.as_ref().map(board_from_row).transpose()
     }
@@ -122,7 +122,7 @@ impl BoardBackend for PgStore {
         let rows = sqlx::query(PLACED_PINS)
             .bind(board_id)
             .bind(ws)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
             .map(|r| {
@@ -141,7 +141,7 @@ impl BoardBackend for PgStore {
         .bind(ws)
         .bind(query.before_seq.unwrap_or(i64::MAX))
         .bind(query.limit)
-        .fetch_all(&self.pool)
+        .fetch_all(&mut *self.conn().await?)
         .await?;
         rows.iter()
             .map(|r| Ok((r.try_get("seq")?, board_from_row(r)?)))
@@ -154,7 +154,8 @@ impl BoardBackend for PgStore {
         id: &str,
         change: &mut BoardChange<'_>,
     ) -> Result<Pinboard> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         let row = sqlx::query(&format!(
             "SELECT {BOARD_COLUMNS} FROM pinboards WHERE workspace_id = $1 AND id = $2 FOR UPDATE"
         ))
@@ -186,7 +187,7 @@ impl BoardBackend for PgStore {
         let done = sqlx::query("DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2")
             .bind(ws)
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -199,7 +200,8 @@ impl BoardBackend for PgStore {
         now: i64,
         place: &mut Placer<'_>,
     ) -> Result<Position> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         lock_board(&mut tx, ws, board_id).await?;
         sqlx::query("SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2 FOR KEY SHARE")
             .bind(ws)
@@ -225,7 +227,8 @@ impl BoardBackend for PgStore {
         now: i64,
         place: &mut Placer<'_>,
     ) -> Result<Position> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         lock_board(&mut tx, ws, board_id).await?;
         let (current, others) = split_placements(placements(&mut tx, board_id).await?, pin_id);
         let current = current.ok_or_else(placement_missing)?;
@@ -242,7 +245,8 @@ impl BoardBackend for PgStore {
         pin_id: &str,
         now: i64,
     ) -> Result<()> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         lock_board(&mut tx, ws, board_id).await?;
         let done = sqlx::query("DELETE FROM placements WHERE pinboard_id = $1 AND pin_id = $2")
             .bind(board_id)
@@ -266,7 +270,7 @@ impl BoardBackend for PgStore {
             "SELECT {PIN_COLUMNS} FROM pins WHERE id = $1 AND is_public AND NOT require_sign_in"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.conn().await?)
         .await?;
         row.as_ref().map(pin_from_row).transpose()
     }
@@ -276,7 +280,7 @@ impl BoardBackend for PgStore {
             "SELECT workspace_id, {BOARD_COLUMNS} FROM pinboards WHERE id = $1 AND is_public AND NOT require_sign_in"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *self.conn().await?)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let ws: String = row.try_get("workspace_id")?;

@@ -1,7 +1,7 @@
 //! Users, roles and a workspace's keys on PostgreSQL. A sign-in is one transaction, and
 //! concurrent first sign-ins of one user meet in the upserts.
 
-use sqlx::{postgres::PgRow, Row};
+use sqlx::{postgres::PgRow, Connection, Row};
 
 use super::identity::*;
 use super::postgres::{key_from_row, PgStore};
@@ -39,13 +39,14 @@ impl IdentityBackend for PgStore {
         let row = sqlx::query(FIND_MEMBER)
             .bind(subject)
             .bind(workspace)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         row.as_ref().map(member_from_row).transpose()
     }
 
     async fn enroll(&self, who: &SignIn<'_>) -> Result<Member> {
-        let mut tx = self.pool.begin().await?;
+        let mut conn = self.conn().await?;
+        let mut tx = conn.begin().await?;
         sqlx::query(ENSURE_WORKSPACE)
             .bind(ids::new_id("ws-"))
             .bind(who.workspace)
@@ -83,7 +84,7 @@ impl IdentityBackend for PgStore {
             .bind(&role.name)
             .bind(&role.scopes)
             .bind(role.created_at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await;
         match done {
             Err(e) if is_unique_violation(&e) => Err(role_taken(&role.name)),
@@ -95,7 +96,7 @@ impl IdentityBackend for PgStore {
         let row = sqlx::query(FIND_ROLE)
             .bind(ws)
             .bind(name)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         row.as_ref().map(role_from_row).transpose()
     }
@@ -103,7 +104,7 @@ impl IdentityBackend for PgStore {
     async fn list_roles(&self, ws: &str) -> Result<Vec<RoleRow>> {
         let rows = sqlx::query(LIST_ROLES)
             .bind(ws)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter().map(role_from_row).collect()
     }
@@ -111,7 +112,7 @@ impl IdentityBackend for PgStore {
     async fn workspace_keys(&self, ws: &str) -> Result<Vec<KeyRow>> {
         let rows = sqlx::query(WORKSPACE_KEYS)
             .bind(ws)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter().map(key_from_row).collect()
     }
@@ -121,7 +122,7 @@ impl IdentityBackend for PgStore {
             .bind(ws)
             .bind(id)
             .bind(at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -129,7 +130,7 @@ impl IdentityBackend for PgStore {
     async fn find_users(&self, user: &str) -> Result<Vec<UserRow>> {
         let rows = sqlx::query(FIND_USERS)
             .bind(user)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
             .map(|r| {
@@ -148,7 +149,7 @@ impl IdentityBackend for PgStore {
             .bind(&who.user_id)
             .bind(&who.role)
             .bind(who.added_at)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await;
         match done {
             Err(e) if is_unique_violation(&e) => Err(already_collaborator()),
@@ -160,7 +161,7 @@ impl IdentityBackend for PgStore {
         let rows = sqlx::query(COLLABORATORS)
             .bind(ws)
             .bind(board_id)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter().map(collaborator_from_row).collect()
     }
@@ -177,7 +178,7 @@ impl IdentityBackend for PgStore {
             .bind(board_id)
             .bind(user_id)
             .bind(role)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -187,7 +188,7 @@ impl IdentityBackend for PgStore {
             .bind(ws)
             .bind(board_id)
             .bind(user_id)
-            .execute(&self.pool)
+            .execute(&mut *self.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
     }
@@ -196,7 +197,7 @@ impl IdentityBackend for PgStore {
         let row = sqlx::query(BOARD_GRANT)
             .bind(board_id)
             .bind(user_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&mut *self.conn().await?)
             .await?;
         row.map(|r| Ok((r.try_get("workspace_id")?, r.try_get("role")?)))
             .transpose()

@@ -6,6 +6,7 @@ mod auth;
 mod batch;
 mod cli;
 mod collaborators;
+mod connections;
 mod errors;
 mod helpers;
 mod idp;
