@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use corkboard::{
     auth::{self, NewKey, Scopes, Tier},
     limits::{Cost, Limiter, Quota},
+    store::Store,
     AppState, Settings,
 };
 use sqlx::{Connection, PgConnection};
@@ -155,11 +156,11 @@ async fn main() {
             .expect("create db");
         let url = format!("{admin}/{name}");
         let baseline = request_cost(&url, n).await;
-        let pool = sqlx::PgPool::connect(&url).await.expect("pool");
-        let limiter = Limiter::Postgres(pool.clone());
+        let store = Store::open(&url, 8).await.expect("store");
+        let limiter = Limiter::for_store(&store);
         let ours = check_cost(&limiter, n).await;
         line("limiter_postgres_vs_postgres_get", ours, baseline);
-        pool.close().await;
+        store.close().await;
         let _ = sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
             .execute(&mut conn)
             .await;

@@ -178,13 +178,13 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
 /// Where windows are kept: this process's memory, or PostgreSQL for several replicas.
 pub enum Limiter {
     Memory(Mutex<HashMap<String, Usage>>),
-    Postgres(sqlx::PgPool),
+    Postgres(crate::store::pg_conn::Connections),
 }
 
 impl Limiter {
     pub fn for_store(store: &crate::store::Store) -> Limiter {
-        match store.pg_pool() {
-            Some(pool) => Limiter::Postgres(pool),
+        match store.pg_connections() {
+            Some(conns) => Limiter::Postgres(conns),
             None => Limiter::Memory(Mutex::default()),
         }
     }
@@ -207,10 +207,14 @@ impl Limiter {
                 map.insert(subject.to_owned(), usage);
                 Ok(usage)
             }
-            Limiter::Postgres(pool) => {
-                tokio::time::timeout(timeout, postgres::check(pool, subject, now, cost, quota))
+            Limiter::Postgres(conns) => {
+                tokio::time::timeout(timeout, postgres::check(conns, subject, now, cost, quota))
                     .await
-                    .map_err(|_| crate::Error::Unavailable)?
+                    .map_err(|_| {
+                        // The statement was abandoned midway: check its connection before reuse.
+                        crate::store::pg_conn::note_error(None);
+                        crate::Error::Unavailable
+                    })?
             }
         }
     }

@@ -4,10 +4,10 @@
 
 use std::sync::LazyLock;
 
-use sqlx::{PgPool, Row};
+use sqlx::Row;
 
 use super::{Cost, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
-use crate::error::Result;
+use crate::{error::Result, store::pg_conn::Connections};
 
 /// The check: `$1` the key id, `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write
 /// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that
@@ -37,7 +37,7 @@ pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
 });
 
 pub async fn check(
-    pool: &PgPool,
+    conns: &Connections,
     subject: &str,
     now: i64,
     cost: Cost,
@@ -55,7 +55,7 @@ pub async fn check(
         .bind(i64::from(quota.per_minute))
         .bind(i64::from(quota.per_hour))
         .bind(i64::from(quota.write_capacity))
-        .fetch_one(&mut *crate::store::pg_conn::connection(pool).await?)
+        .fetch_one(&mut *conns.get().await?)
         .await?;
     let used = |name: &str| -> Result<u32> {
         let n: i64 = row.try_get(name)?;

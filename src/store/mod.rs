@@ -207,11 +207,11 @@ impl Store {
         }
     }
 
-    /// The PostgreSQL pool, for state that replicas share (rate limits).
-    pub fn pg_pool(&self) -> Option<sqlx::PgPool> {
+    /// The PostgreSQL connections, for state that replicas share (rate limits).
+    pub fn pg_connections(&self) -> Option<pg_conn::Connections> {
         match self {
             Store::Sqlite(_) => None,
-            Store::Postgres(s) => Some(s.pool()),
+            Store::Postgres(s) => Some(s.connections()),
         }
     }
 

@@ -1,62 +1,186 @@
-//! One pooled PostgreSQL connection per request.
+//! PostgreSQL connections: one per request, handed from request to request without a round
+//! trip.
 //!
 //! sqlx returns a connection to its pool with a round trip (a `Sync` and its
-//! `ReadyForQuery`), so three statements on the pool cost six round trips: the key lookup,
-//! the rate-limit check and the handler's statement would each take and return a
-//! connection. Inside [`with_request_connection`] they share one instead: the first statement
-//! takes it from the pool, the next ones reuse it, and it goes back when the request is
-//! answered. Outside such a scope (the CLI, background tasks) every statement takes its own.
+//! `ReadyForQuery`, `sqlx-core` 0.8 `pool/connection.rs`, not configurable), so the three
+//! statements of a request (key lookup, rate-limit check, the handler's) would cost six round
+//! trips on the pool. Two things remove the extra ones:
+//!
+//! - Inside [`with_request_connection`] a request's statements share one connection: the
+//!   first takes it, the next ones reuse it.
+//! - When the request ends cleanly its connection goes onto [`Connections`]' stack of warm
+//!   connections, still checked out of sqlx's pool, and the next request takes it from there
+//!   without the ping. A request that saw a connection-level error ([`note_error`]) or was
+//!   cancelled mid-statement gives its connection back to sqlx's pool instead, whose ping
+//!   closes it if it is broken; so does a warm connection left unused for [`WARM_FOR`].
+//!   sqlx's pool still bounds the number of connections and times out waiting for one.
 //!
 //! The slot is task-local, so the store's methods keep their signatures and the operations
-//! stay plain functions of the store: HTTP, MCP or pages decide whether a call shares a
-//! connection by whether they run it inside a scope.
+//! stay plain functions of the store: HTTP, MCP or pages decide whether calls share a
+//! connection by running them inside a scope. Outside one (the CLI, background tasks) each
+//! statement takes its own connection and returns it through sqlx.
 
 use std::{
     cell::RefCell,
     future::Future,
     ops::{Deref, DerefMut},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
 };
 
 use sqlx::{pool::PoolConnection, PgConnection, PgPool, Postgres};
+use tokio::sync::Notify;
 
 use crate::error::Result;
 
+/// A warm connection unused for longer goes back through sqlx's pool (and its ping) rather
+/// than being reused unchecked.
+const WARM_FOR: Duration = Duration::from_secs(1);
+
 tokio::task_local! {
-    static REQUEST_CONNECTION: RefCell<Option<PoolConnection<Postgres>>>;
+    static REQUEST: RefCell<Slot>;
 }
 
-/// Runs `work` so that the PostgreSQL statements it runs share one pooled connection.
+/// The request's connection between statements, where it came from, and whether it may be
+/// reused without a check.
+#[derive(Default)]
+struct Slot {
+    held: Option<(PoolConnection<Postgres>, Connections)>,
+    suspect: bool,
+}
+
+/// sqlx's pool and the warm connections that requests finished with.
+#[derive(Clone)]
+pub struct Connections {
+    pool: PgPool,
+    warm: Arc<Mutex<Vec<(PoolConnection<Postgres>, Instant)>>>,
+    /// Wakes a request waiting for the pool when a connection goes onto the warm stack
+    /// instead (sqlx's waiters see only what returns to the pool).
+    warmed: Arc<Notify>,
+}
+
+impl Connections {
+    pub fn new(pool: PgPool) -> Self {
+        Connections {
+            pool,
+            warm: Arc::default(),
+            warmed: Arc::default(),
+        }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// A connection for the next statement: the request's when in a scope, else a warm one
+    /// or the pool's.
+    pub(crate) async fn get(&self) -> Result<Conn> {
+        let held = REQUEST.try_with(|slot| slot.borrow_mut().held.take());
+        let shared = held.is_ok();
+        let conn = match held {
+            Ok(Some((conn, _))) => conn,
+            _ => self.acquire().await?,
+        };
+        Ok(Conn {
+            conn: Some(conn),
+            home: self.clone(),
+            shared,
+        })
+    }
+
+    /// A warm connection, else the pool's, whichever is free first; sqlx's acquire timeout
+    /// bounds the whole wait.
+    async fn acquire(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
+        let wait = async {
+            loop {
+                let warmed = self.warmed.notified();
+                if let Some(conn) = self.take_warm() {
+                    return Ok(conn);
+                }
+                tokio::select! {
+                    conn = self.pool.acquire() => return conn,
+                    () = warmed => {}
+                }
+            }
+        };
+        tokio::time::timeout(self.pool.options().get_acquire_timeout(), wait)
+            .await
+            .unwrap_or(Err(sqlx::Error::PoolTimedOut))
+    }
+
+    /// The most recently used warm connection, if it is fresh; stale ones go back to the pool.
+    fn take_warm(&self) -> Option<PoolConnection<Postgres>> {
+        let mut warm = self.warm.lock().ok()?;
+        let (conn, since) = warm.pop()?;
+        if since.elapsed() < WARM_FOR {
+            return Some(conn);
+        }
+        // Older ones are below it: all of them go back through the pool.
+        drop(conn);
+        warm.clear();
+        None
+    }
+
+    fn put_warm(&self, conn: PoolConnection<Postgres>) {
+        if self.pool.is_closed() {
+            return;
+        }
+        if let Ok(mut warm) = self.warm.lock() {
+            warm.push((conn, Instant::now()));
+        }
+        self.warmed.notify_one();
+    }
+
+    /// Gives the warm connections back and closes the pool.
+    pub async fn close(&self) {
+        let warm = self.warm.lock().map(|mut w| std::mem::take(&mut *w));
+        drop(warm);
+        self.pool.close().await;
+    }
+}
+
+/// Runs `work` so that the PostgreSQL statements it runs share one connection, which is kept
+/// warm for the next request if `work` ends without a connection-level error.
 pub async fn with_request_connection<F: Future>(work: F) -> F::Output {
-    REQUEST_CONNECTION.scope(RefCell::new(None), work).await
+    REQUEST
+        .scope(RefCell::default(), async move {
+            let output = work.await;
+            let finished = REQUEST.with(|slot| {
+                let mut slot = slot.borrow_mut();
+                let held = slot.held.take();
+                (held, slot.suspect)
+            });
+            if let (Some((conn, home)), false) = finished {
+                home.put_warm(conn);
+            }
+            output
+        })
+        .await
 }
 
 /// Gives the request's connection back to the pool now, before the request ends: for work
 /// that may wait on the client (reading a slow body) and must not hold a connection meanwhile.
 pub fn release_request_connection() {
-    let released = REQUEST_CONNECTION.try_with(|slot| slot.borrow_mut().take());
+    let released = REQUEST.try_with(|slot| slot.borrow_mut().held.take());
     drop(released);
 }
 
-/// A connection for the next statement: the request's when in a scope, else the pool's.
-pub(crate) async fn connection(pool: &PgPool) -> Result<Conn> {
-    let (shared, held) = match REQUEST_CONNECTION.try_with(|slot| slot.borrow_mut().take()) {
-        Ok(held) => (true, held),
-        Err(_) => (false, None),
-    };
-    let conn = match held {
-        Some(conn) => conn,
-        None => pool.acquire().await?,
-    };
-    Ok(Conn {
-        conn: Some(conn),
-        shared,
-    })
+/// Marks the request's connection as one to check before reuse: called for every database
+/// error except those the server reported on a healthy connection (a constraint, a bad
+/// value), and when a statement is abandoned midway (a timeout).
+pub(crate) fn note_error(error: Option<&sqlx::Error>) {
+    let healthy = matches!(error, Some(sqlx::Error::Database(db))
+        if !db.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57")));
+    if !healthy {
+        let _ = REQUEST.try_with(|slot| slot.borrow_mut().suspect = true);
+    }
 }
 
 /// A pooled connection that, when dropped inside a request scope, goes back to the scope's
-/// slot for the request's next statement.
+/// slot for the request's next statement; outside one, back to sqlx's pool.
 pub(crate) struct Conn {
     conn: Option<PoolConnection<Postgres>>,
+    home: Connections,
     shared: bool,
 }
 
@@ -77,8 +201,9 @@ impl DerefMut for Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         if let (true, Some(conn)) = (self.shared, self.conn.take()) {
-            // Outside the scope (it ended first) the connection simply returns to the pool.
-            let _ = REQUEST_CONNECTION.try_with(|slot| slot.borrow_mut().replace(conn));
+            let home = self.home.clone();
+            // If the scope ended first, the connection simply returns to the pool.
+            let _ = REQUEST.try_with(|slot| slot.borrow_mut().held.replace((conn, home)));
         }
     }
 }

@@ -6,7 +6,7 @@ use std::{collections::HashMap, str::FromStr, time::Duration};
 
 use sqlx::{
     postgres::{PgConnectOptions, PgPoolOptions, PgRow},
-    Connection, PgPool, Row,
+    Connection, Row,
 };
 
 use super::*;
@@ -20,7 +20,7 @@ pub(crate) const GET_PINS: &str = concat!(
 
 #[derive(Clone)]
 pub struct PgStore {
-    pub(super) pool: PgPool,
+    pub(super) conns: pg_conn::Connections,
 }
 
 pub(super) fn pin_from_row(row: &PgRow) -> Result<Pin> {
@@ -77,13 +77,13 @@ async fn lock_pins(
 }
 
 impl PgStore {
-    pub fn pool(&self) -> PgPool {
-        self.pool.clone()
+    pub fn connections(&self) -> pg_conn::Connections {
+        self.conns.clone()
     }
 
     /// A connection for the next statement (the request's, see [`super::pg_conn`]).
     pub(super) async fn conn(&self) -> Result<pg_conn::Conn> {
-        pg_conn::connection(&self.pool).await
+        self.conns.get().await
     }
 
     pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
@@ -100,7 +100,9 @@ impl PgStore {
             .run(&pool)
             .await
             .map_err(|e| Error::Internal(format!("migrating: {e}")))?;
-        Ok(PgStore { pool })
+        Ok(PgStore {
+            conns: pg_conn::Connections::new(pool),
+        })
     }
 }
 
@@ -113,7 +115,7 @@ impl Backend for PgStore {
     }
 
     async fn close(&self) {
-        self.pool.close().await;
+        self.conns.close().await;
     }
 
     async fn ensure_workspace(&self, name: &str) -> Result<String> {

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use sqlx::Connection;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
@@ -64,5 +65,63 @@ one_connection! {
         let list = app.get("/v1/pins").await.expect(200);
         let titles: Vec<&Value> = list.data().as_array().unwrap().iter().map(|p| &p["metadata"]["title"]).collect();
         assert_eq!(titles, ["slow", "meanwhile"], "both pins stored, newest first");
+    }
+}
+
+/// PostgreSQL ends the server's connections (a restart, a failover, an operator): each
+/// broken connection fails at most one request with a 503, and is then replaced rather than
+/// handed to the next request.
+#[tokio::test]
+async fn requests_recover_when_postgres_drops_the_connections() {
+    let app = TestApp::postgres().await;
+    let id = app.create_pin(&stat_cards("before")).await["pin_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let path = format!("/v1/pins/{id}");
+    let warm_up = (0..8).map(|_| app.get(&path));
+    for answer in futures::future::join_all(warm_up).await {
+        answer.expect(200);
+    }
+
+    let db = app
+        .state
+        .settings
+        .database_url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut admin = sqlx::PgConnection::connect(&format!("{}/postgres", pg_admin_url()))
+        .await
+        .unwrap();
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'corkboard'",
+    )
+    .bind(&db)
+    .fetch_all(&mut admin)
+    .await
+    .unwrap();
+    assert!(!ended.is_empty(), "the server had connections to end");
+
+    let mut failed = 0;
+    for _ in 0..20 {
+        let answer = app.get(&path).await;
+        match answer.status {
+            200 => {}
+            503 => {
+                assert_eq!(answer.code(), "SERVICE_UNAVAILABLE");
+                failed += 1;
+            }
+            other => panic!("unexpected {other}: {:?}", answer.body),
+        }
+    }
+    assert!(
+        failed <= ended.len(),
+        "{failed} failures for {} ended connections",
+        ended.len()
+    );
+    for _ in 0..10 {
+        app.get(&path).await.expect(200);
     }
 }

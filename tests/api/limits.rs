@@ -299,7 +299,7 @@ mod replicas {
             .await;
         let key = closed.key.clone();
         sqlx::query("DROP TABLE rate_limit_windows")
-            .execute(&closed.state.store.pg_pool().unwrap())
+            .execute(closed.state.store.pg_connections().unwrap().pool())
             .await
             .unwrap();
         let refused = call(&closed, &key, Method::GET, "/v1/pins", None).await;
