@@ -49,11 +49,14 @@ struct Slot {
     suspect: bool,
 }
 
+/// A connection a request finished with, and since when it has waited.
+type Warm = (PoolConnection<Postgres>, Instant);
+
 /// sqlx's pool and the warm connections that requests finished with.
 #[derive(Clone)]
 pub struct Connections {
     pool: PgPool,
-    warm: Arc<Mutex<Vec<(PoolConnection<Postgres>, Instant)>>>,
+    warm: Arc<Mutex<Vec<Warm>>>,
     /// Wakes a request waiting for the pool when a connection goes onto the warm stack
     /// instead (sqlx's waiters see only what returns to the pool).
     warmed: Arc<Notify>,
