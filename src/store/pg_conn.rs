@@ -29,7 +29,6 @@ use std::{
 };
 
 use sqlx::{pool::PoolConnection, PgConnection, PgPool, Postgres};
-use tokio::sync::Notify;
 
 use crate::error::Result;
 
@@ -49,17 +48,19 @@ struct Slot {
     suspect: bool,
 }
 
-/// A connection a request finished with, and since when it has waited.
-type Warm = (PoolConnection<Postgres>, Instant);
-
 /// sqlx's pool and the warm connections that requests finished with.
 #[derive(Clone)]
 pub struct Connections {
     pool: PgPool,
-    warm: Arc<Mutex<Vec<Warm>>>,
-    /// Wakes a request waiting for the pool when a connection goes onto the warm stack
-    /// instead (sqlx's waiters see only what returns to the pool).
-    warmed: Arc<Notify>,
+    warm: Arc<Mutex<Warm>>,
+}
+
+/// The warm stack, most recently used last, and how many requests wait on sqlx's pool: while
+/// any does, a finished connection goes back to the pool, where the first waiter gets it.
+#[derive(Default)]
+struct Warm {
+    stack: Vec<(PoolConnection<Postgres>, Instant)>,
+    waiting: usize,
 }
 
 impl Connections {
@@ -67,7 +68,6 @@ impl Connections {
         Connections {
             pool,
             warm: Arc::default(),
-            warmed: Arc::default(),
         }
     }
 
@@ -91,37 +91,30 @@ impl Connections {
         })
     }
 
-    /// A warm connection, else the pool's, whichever is free first; sqlx's acquire timeout
-    /// bounds the whole wait.
+    /// The most recently used warm connection if it is fresh, else one from the pool.
     async fn acquire(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
-        let wait = async {
-            loop {
-                let warmed = self.warmed.notified();
-                if let Some(conn) = self.take_warm() {
-                    return Ok(conn);
+        let stale = {
+            let Ok(mut warm) = self.warm.lock() else {
+                return self.pool.acquire().await;
+            };
+            let stale = match warm.stack.pop() {
+                Some((conn, since)) if since.elapsed() < WARM_FOR => return Ok(conn),
+                // Older ones are below it: all of them go back through the pool's check.
+                Some(stale) => {
+                    let mut stale = vec![stale];
+                    stale.append(&mut warm.stack);
+                    stale
                 }
-                tokio::select! {
-                    conn = self.pool.acquire() => return conn,
-                    () = warmed => {}
-                }
-            }
+                None => Vec::new(),
+            };
+            // Counted under the same lock, so a connection finished from now on goes to the
+            // pool, where this request waits for it.
+            warm.waiting += 1;
+            stale
         };
-        tokio::time::timeout(self.pool.options().get_acquire_timeout(), wait)
-            .await
-            .unwrap_or(Err(sqlx::Error::PoolTimedOut))
-    }
-
-    /// The most recently used warm connection, if it is fresh; stale ones go back to the pool.
-    fn take_warm(&self) -> Option<PoolConnection<Postgres>> {
-        let mut warm = self.warm.lock().ok()?;
-        let (conn, since) = warm.pop()?;
-        if since.elapsed() < WARM_FOR {
-            return Some(conn);
-        }
-        // Older ones are below it: all of them go back through the pool.
-        drop(conn);
-        warm.clear();
-        None
+        let _waiting = Waiting(&self.warm);
+        drop(stale);
+        self.pool.acquire().await
     }
 
     fn put_warm(&self, conn: PoolConnection<Postgres>) {
@@ -129,16 +122,28 @@ impl Connections {
             return;
         }
         if let Ok(mut warm) = self.warm.lock() {
-            warm.push((conn, Instant::now()));
+            if warm.waiting == 0 {
+                warm.stack.push((conn, Instant::now()));
+            }
         }
-        self.warmed.notify_one();
     }
 
     /// Gives the warm connections back and closes the pool.
     pub async fn close(&self) {
-        let warm = self.warm.lock().map(|mut w| std::mem::take(&mut *w));
+        let warm = self.warm.lock().map(|mut w| std::mem::take(&mut w.stack));
         drop(warm);
         self.pool.close().await;
+    }
+}
+
+/// Uncounts a request waiting on the pool when it stops waiting (or is cancelled).
+struct Waiting<'a>(&'a Mutex<Warm>);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut warm) = self.0.lock() {
+            warm.waiting = warm.waiting.saturating_sub(1);
+        }
     }
 }
 
