@@ -20,6 +20,7 @@ use crate::{
     auth::{self, Principal},
     clock,
     error::Error,
+    store::pg_conn,
 };
 
 /// Batch routes and the array whose length prices them: `ceil(n / 10)` tokens.
@@ -182,12 +183,16 @@ async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error
     let (parts, body) = req.into_parts();
     let read = axum::body::to_bytes(body, limit);
     tokio::pin!(read);
-    let read = match tokio::time::timeout(PROMPT_BODY, read.as_mut()).await {
-        Ok(read) => read,
-        Err(_) => {
-            crate::store::pg_conn::release_request_connection();
-            read.await
+    let read = if pg_conn::holds_connection() {
+        match tokio::time::timeout(PROMPT_BODY, read.as_mut()).await {
+            Ok(read) => read,
+            Err(_) => {
+                pg_conn::release_request_connection();
+                read.await
+            }
         }
+    } else {
+        read.await
     };
     let bytes = read.map_err(|_| Error::PayloadTooLarge { limit })?;
     Ok((Request::from_parts(parts, Body::from(bytes.clone())), bytes))

@@ -166,6 +166,13 @@ pub async fn with_request_connection<F: Future>(work: F) -> F::Output {
         .await
 }
 
+/// Whether the running request holds a connection (between its statements).
+pub fn holds_connection() -> bool {
+    REQUEST
+        .try_with(|slot| slot.borrow().held.is_some())
+        .unwrap_or(false)
+}
+
 /// Gives the request's connection back to the pool now, before the request ends: for work
 /// that may wait on the client (reading a slow body) and must not hold a connection meanwhile.
 pub fn release_request_connection() {
