@@ -12,8 +12,10 @@
 //!   connections, still checked out of sqlx's pool, and the next request takes it from there
 //!   without the ping. A request that saw a connection-level error ([`note_error`]) or was
 //!   cancelled mid-statement gives its connection back to sqlx's pool instead, whose ping
-//!   closes it if it is broken; so does a warm connection left unused for [`WARM_FOR`].
-//!   sqlx's pool still bounds the number of connections and times out waiting for one.
+//!   closes it if it is broken; so does a warm connection left unused for [`WARM_FOR`], and
+//!   every finished connection while some request waits on sqlx's pool (the pool hands it to
+//!   the first waiter; the warm stack would starve them). sqlx's pool still bounds the number
+//!   of connections and times out waiting for one.
 //!
 //! The slot is task-local, so the store's methods keep their signatures and the operations
 //! stay plain functions of the store: HTTP, MCP or pages decide whether calls share a
