@@ -134,6 +134,29 @@ async fn small_body_limit(app: TestApp) {
         .expect_error(413, "PAYLOAD_TOO_LARGE", None);
     let list = app.get("/v1/pins").await.expect(200);
     assert_eq!(list.data().as_array().map(Vec::len), Some(1));
+    // Size comes before the rate limit and the scope (docs/API-DESIGN.md): a read-only key's
+    // oversized create is a 413, and it is not charged (no rate-limit headers).
+    let reader = app.key_with("pins:read").await;
+    let refused = app
+        .send(
+            app.client
+                .post(format!("{}/v1/pins", app.base))
+                .bearer_auth(&reader)
+                .header(CONTENT_TYPE, "application/json")
+                .body(body_of_len(1001)),
+        )
+        .await
+        .expect_error(413, "PAYLOAD_TOO_LARGE", None);
+    assert!(refused.header("x-ratelimit-remaining-minute").is_none());
+    let small = app
+        .send(
+            app.client
+                .post(format!("{}/v1/pins", app.base))
+                .bearer_auth(&reader)
+                .json(&stat_cards("no scope")),
+        )
+        .await;
+    small.expect_error(403, "SCOPE_REQUIRED", None);
 }
 
 #[tokio::test]
