@@ -9,7 +9,7 @@ use tokio::{
     net::TcpStream,
 };
 
-use crate::helpers::*;
+use crate::{both_stores, helpers::*};
 
 macro_rules! one_connection {
     ($(async fn $name:ident($app:ident) $body:block)*) => {$(
@@ -123,5 +123,29 @@ async fn requests_recover_when_postgres_drops_the_connections() {
     );
     for _ in 0..10 {
         app.get(&path).await.expect(200);
+    }
+}
+
+both_stores! {
+    // Shutting down closes the store, which waits for every connection to come back: the
+    // ones the last requests left warm included.
+    async fn shutting_down_returns_every_connection(app) {
+        let created = app.create_pin(&stat_cards("before shutdown")).await;
+        let path = format!("/v1/pins/{}", created["pin_id"].as_str().unwrap());
+        // More at once than the pool has connections (4): the last ones to finish stay warm.
+        let reads = (0..8).map(|_| app.get(&path));
+        for answer in futures::future::join_all(reads).await {
+            answer.expect(200);
+        }
+        // Alone: nothing waits for the pool, so its connection surely stays warm.
+        app.get(&path).await.expect(200);
+        // Something else still holding the store (as the rate limiter holds the connections)
+        // must not keep the warm connections from coming back.
+        let still_held = app.state.store.clone();
+        tokio::time::timeout(Duration::from_secs(10), app.shut_down())
+            .await
+            .expect("serve returned, the store closed")
+            .expect("served without error");
+        drop(still_held);
     }
 }

@@ -274,6 +274,16 @@ impl TestApp {
     }
 
     /// Creates a pin (asserting 200) and returns the create response's `data`.
+    /// Stops the server as a signal would and waits for `serve` to return: in-flight requests
+    /// finished, the store closed.
+    pub async fn shut_down(mut self) -> std::io::Result<()> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let server = self.server.take().expect("server running");
+        server.await.expect("server task")
+    }
+
     pub async fn create_pin(&self, body: &Value) -> Value {
         self.post("/v1/pins", body).await.expect(200).data().clone()
     }
