@@ -10,8 +10,9 @@
 //!   first takes it, the next ones reuse it.
 //! - When the request ends cleanly its connection goes onto [`Connections`]' stack of warm
 //!   connections, still checked out of sqlx's pool, and the next request takes it from there
-//!   without the ping. A request that saw a connection-level error ([`note_error`]) or was
-//!   cancelled mid-statement gives its connection back to sqlx's pool instead, whose ping
+//!   without the ping. A request that saw a connection-level error ([`note_error`]), was
+//!   cancelled mid-statement or left a dropped transaction's `ROLLBACK` unsent gives its
+//!   connection back to sqlx's pool instead, whose ping
 //!   closes it if it is broken; so does a warm connection left unused for [`WARM_FOR`], and
 //!   every finished connection while some request waits on sqlx's pool (the pool hands it to
 //!   the first waiter; the warm stack would starve them). sqlx's pool still bounds the number
@@ -30,7 +31,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sqlx::{pool::PoolConnection, PgConnection, PgPool, Postgres};
+use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres};
 
 use crate::error::Result;
 
@@ -161,7 +162,12 @@ pub async fn with_request_connection<F: Future>(work: F) -> F::Output {
                 (held, slot.suspect)
             });
             if let (Some((conn, home)), false) = finished {
-                home.put_warm(conn);
+                // A transaction dropped on an error path leaves its ROLLBACK queued, unsent,
+                // with the rows still locked: only sqlx's release (whose ping sends it) may
+                // take such a connection. sqlx's own pool asks the same question.
+                if !conn.should_flush() {
+                    home.put_warm(conn);
+                }
             }
             output
         })

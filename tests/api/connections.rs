@@ -149,3 +149,35 @@ both_stores! {
         drop(still_held);
     }
 }
+
+/// A request that fails inside a transaction (a batch update whose second item is bad, after
+/// both rows were locked) leaves no lock behind on the connection it finished with: another
+/// client can update the row at once.
+#[tokio::test]
+async fn a_failed_transaction_leaves_no_locks() {
+    let app = TestApp::postgres().await;
+    let pin = app.create_pin(&stat_cards("locked?")).await["pin_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    app.get(&format!("/v1/pins/{pin}")).await.expect(200);
+    let body = serde_json::json!({"pins": [
+        {"id": pin, "metadata": {"title": "changed"}},
+        {"id": "p-doesnotexist0000000000", "metadata": {"title": "x"}}
+    ]});
+    app.post("/v1/pins/batch/update", &body).await.expect(404);
+
+    let mut other = sqlx::PgConnection::connect(&app.state.settings.database_url)
+        .await
+        .unwrap();
+    sqlx::query("SET lock_timeout = '2s'")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let updated = sqlx::query("UPDATE pins SET title = 'elsewhere' WHERE id = $1")
+        .bind(&pin)
+        .execute(&mut other)
+        .await
+        .expect("the row is not locked by the failed request");
+    assert_eq!(updated.rows_affected(), 1);
+}
