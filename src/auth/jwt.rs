@@ -53,7 +53,7 @@ const REFETCH_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Checks ID tokens. The JWKS is read once and read again when a token names a key id it
 /// doesn't hold (the provider rotated its keys): a file at once, a URL at most every
-/// [`REFETCH_INTERVAL`].
+/// `REFETCH_INTERVAL`.
 pub struct JwtVerifier {
     settings: JwtSettings,
     algorithms: HashSet<Algorithm>,

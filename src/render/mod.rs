@@ -1,6 +1,6 @@
 //! HTML of pins for share pages, generated in Rust with no script at all: charts are inline
 //! SVG, markdown goes through pulldown-cmark then ammonia, and every string that comes from
-//! a pin's content is escaped ([`esc`]). One file per family of pin types; `page.rs` wraps
+//! a pin's content is escaped (`esc`). One file per family of pin types; `page.rs` wraps
 //! pins into whole pages with their Content-Security-Policy.
 
 mod cards;

@@ -1,12 +1,12 @@
-//! Storage: one interface ([`Backend`]), two implementations (SQLite, PostgreSQL), picked by
+//! Storage: one interface (`Backend`), two implementations (SQLite, PostgreSQL), picked by
 //! the URL scheme. Every pin and board method takes the caller's workspace id: there is no
 //! way to read or write a pin by id alone. The one exception is what share pages read
 //! (`shared_pin`, `shared_board`): they know only an id, and the query itself admits only
 //! what anyone may see; and `board_grant`, a user's collaborator role on a board of any
 //! workspace.
 //!
-//! The statements one create and one read run are named constants ([`FIND_KEY`],
-//! [`INSERT_PIN`], [`postgres::GET_PINS`]): `bench/sql/` runs the same text beside them.
+//! The statements one create and one read run are named constants (`FIND_KEY`,
+//! `INSERT_PIN`, `postgres::GET_PINS`): `bench/sql/` runs the same text beside them.
 
 /// [`PIN_COLUMNS`] as a literal, so statements that list them can be `concat!`ed constants.
 macro_rules! pin_columns {

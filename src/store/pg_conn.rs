@@ -12,11 +12,12 @@
 //!   connections, still checked out of sqlx's pool, and the next request takes it from there
 //!   without the ping. A request that saw a connection-level error ([`note_error`]), was
 //!   cancelled mid-statement or left a dropped transaction's `ROLLBACK` unsent gives its
-//!   connection back to sqlx's pool instead, whose ping
-//!   closes it if it is broken; so does a warm connection left unused for [`WARM_FOR`], and
+//!   connection back to sqlx's pool instead, whose ping closes it if it is broken; so does
 //!   every finished connection while some request waits on sqlx's pool (the pool hands it to
-//!   the first waiter; the warm stack would starve them). sqlx's pool still bounds the number
-//!   of connections and times out waiting for one.
+//!   the first waiter; the warm stack would starve them), and a warm connection found unused
+//!   for longer than [`WARM_FOR`]. A warm connection holds no transaction, so one left
+//!   waiting for the next request costs nothing but its idle backend. sqlx's pool still
+//!   bounds the number of connections and times out waiting for one.
 //!
 //! The slot is task-local, so the store's methods keep their signatures and the operations
 //! stay plain functions of the store: HTTP, MCP or pages decide whether calls share a
