@@ -6,20 +6,9 @@ use serde_json::{json, Value};
 
 use crate::{
     both_stores,
-    helpers::{stat_cards, Resp, TestApp},
+    helpers::{call, stat_cards, TestApp},
     idp::IdpApp,
 };
-
-async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: Option<&Value>) -> Resp {
-    let mut req = app
-        .client
-        .request(method, format!("{}{path}", app.base))
-        .bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(body);
-    }
-    app.send(req).await
-}
 
 both_stores! {
     async fn a_key_is_shown_once_listed_without_secrets_and_works_with_its_scopes(app) {

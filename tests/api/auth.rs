@@ -6,20 +6,8 @@ use serde_json::{json, Value};
 
 use crate::{
     both_stores,
-    helpers::{stat_cards, Resp, TestApp},
+    helpers::{call, stat_cards, Resp, TestApp},
 };
-
-/// Sends `method path` (with `body` as JSON when given) authenticated by `key`.
-async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: Option<&Value>) -> Resp {
-    let mut req = app
-        .client
-        .request(method, format!("{}{path}", app.base))
-        .bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(body);
-    }
-    app.send(req).await
-}
 
 /// Sends `method path` with a JSON body and the raw `Authorization` value (none if `None`).
 async fn with_authorization(

@@ -9,7 +9,7 @@ use tokio::{
     net::TcpStream,
 };
 
-use crate::{both_stores, helpers::*};
+use crate::{both_stores, helpers::*, pinboards::new_pin};
 
 macro_rules! one_connection {
     ($(async fn $name:ident($app:ident) $body:block)*) => {$(
@@ -49,8 +49,7 @@ one_connection! {
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         let others = async {
-            let created = app.create_pin(&stat_cards("meanwhile")).await;
-            let id = created["pin_id"].as_str().unwrap().to_owned();
+            let id = new_pin(&app, "meanwhile").await;
             app.get(&format!("/v1/pins/{id}")).await.expect(200);
         };
         // The pool's acquire timeout is 5 s: a held connection would fail this.
@@ -74,10 +73,7 @@ one_connection! {
 #[tokio::test]
 async fn requests_recover_when_postgres_drops_the_connections() {
     let app = TestApp::postgres().await;
-    let id = app.create_pin(&stat_cards("before")).await["pin_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = new_pin(&app, "before").await;
     let path = format!("/v1/pins/{id}");
     let warm_up = (0..8).map(|_| app.get(&path));
     for answer in futures::future::join_all(warm_up).await {
@@ -130,8 +126,7 @@ both_stores! {
     // Shutting down closes the store, which waits for every connection to come back: the
     // ones the last requests left warm included.
     async fn shutting_down_returns_every_connection(app) {
-        let created = app.create_pin(&stat_cards("before shutdown")).await;
-        let path = format!("/v1/pins/{}", created["pin_id"].as_str().unwrap());
+        let path = format!("/v1/pins/{}", new_pin(&app, "before shutdown").await);
         // More at once than the pool has connections (4): the last ones to finish stay warm.
         let reads = (0..8).map(|_| app.get(&path));
         for answer in futures::future::join_all(reads).await {
@@ -156,10 +151,7 @@ both_stores! {
 #[tokio::test]
 async fn a_failed_transaction_leaves_no_locks() {
     let app = TestApp::postgres().await;
-    let pin = app.create_pin(&stat_cards("locked?")).await["pin_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let pin = new_pin(&app, "locked?").await;
     app.get(&format!("/v1/pins/{pin}")).await.expect(200);
     let body = serde_json::json!({"pins": [
         {"id": pin, "metadata": {"title": "changed"}},

@@ -307,6 +307,24 @@ impl Drop for TestApp {
     }
 }
 
+/// Sends `method path` (with `body` as JSON when given) authenticated by `key`.
+pub async fn call(
+    app: &TestApp,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Resp {
+    let mut req = app
+        .client
+        .request(method, format!("{}{path}", app.base))
+        .bearer_auth(key);
+    if let Some(body) = body {
+        req = req.json(body);
+    }
+    app.send(req).await
+}
+
 /// A valid stat-cards create body (shape A).
 pub fn stat_cards(title: &str) -> Value {
     json!({

@@ -55,17 +55,6 @@ const HEADERS: [&str; 7] = [
     "x-ratelimit-token-cost",
 ];
 
-async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: Option<&Value>) -> Resp {
-    let mut req = app
-        .client
-        .request(method, format!("{}{path}", app.base))
-        .bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(body);
-    }
-    app.send(req).await
-}
-
 fn num(resp: &Resp, header: &str) -> i64 {
     resp.header(header)
         .unwrap_or_else(|| panic!("missing {header}: {:?}", resp.headers))

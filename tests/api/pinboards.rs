@@ -6,24 +6,6 @@ use serde_json::{json, Value};
 
 use crate::{both_stores, helpers::*};
 
-/// Sends `method path` (with `body` as JSON when given) authenticated by `key`.
-pub async fn call(
-    app: &TestApp,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<&Value>,
-) -> Resp {
-    let mut req = app
-        .client
-        .request(method, format!("{}{path}", app.base))
-        .bearer_auth(key);
-    if let Some(body) = body {
-        req = req.json(body);
-    }
-    app.send(req).await
-}
-
 /// Creates a board titled `title` and returns its id.
 pub async fn new_board(app: &TestApp, title: &str) -> String {
     let res = app

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::{
     both_stores,
     helpers::*,
-    pinboards::{call, new_board, new_pin, place},
+    pinboards::{new_board, new_pin, place},
 };
 
 fn pos(x: i64, y: i64, w: i64, h: i64) -> Value {

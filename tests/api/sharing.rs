@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::{
     both_stores,
     helpers::*,
-    pinboards::{call, new_board, new_pin},
+    pinboards::{new_board, new_pin},
 };
 
 fn settings(
