@@ -1,13 +1,37 @@
-//! Opaque, URL-safe, unguessable identifiers: a type prefix and 128 random bits.
+//! Opaque, URL-safe, unguessable identifiers: a type prefix, then 16 bytes in URL-safe
+//! base64: the creation time in milliseconds (6 bytes) and 80 random bits.
+//!
+//! The time comes first so that ids made close together share their first characters: a new
+//! row's entry in an id index lands beside the previous ones instead of on a random page of
+//! the index. With 128 random bits, a batch of 100 pins dirtied about 100 index pages, and
+//! each dirty page is written to SQLite's WAL (or PostgreSQL's) at commit. 80 random bits
+//! keep an id unguessable; the time it gives away is the record's `created_at`.
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use rand::RngCore;
 
 pub fn new_id(prefix: &str) -> String {
     let mut bytes = [0u8; 16];
-    rand::thread_rng().fill_bytes(&mut bytes);
+    let millis = u64::try_from(crate::clock::now_ms()).unwrap_or_default();
+    bytes[..6].copy_from_slice(&millis.to_be_bytes()[2..]);
+    rand::thread_rng().fill_bytes(&mut bytes[6..]);
     let mut id = String::with_capacity(prefix.len() + 22);
     id.push_str(prefix);
     URL_SAFE_NO_PAD.encode_string(bytes, &mut id);
     id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_share_their_time_prefix_and_differ_in_their_random_part() {
+        let (a, b) = (new_id("p-"), new_id("p-"));
+        assert_eq!(a.len(), 2 + 22);
+        assert!(a.starts_with("p-"));
+        assert_ne!(a, b);
+        // Eight characters carry the 48-bit time: ids made within ~64 ms share seven.
+        assert_eq!(a[2..8], b[2..8]);
+    }
 }
