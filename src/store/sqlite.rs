@@ -132,7 +132,7 @@ pub(super) fn tags_json(tags: &[String]) -> String {
 
 /// Rows per INSERT of a batch: one statement instead of one per pin (12 parameters a row,
 /// far below SQLite's 32766).
-const INSERT_CHUNK: usize = 100;
+pub(super) const INSERT_CHUNK: usize = 100;
 
 /// [`INSERT_PIN`] for `rows` rows. Several rows take anonymous `?` parameters: binding
 /// numbered ones makes SQLite search their names, a cost that grows with the square of the
@@ -174,10 +174,21 @@ pub(super) async fn insert_in(
             return Ok(Created::KeyTaken);
         }
     }
-    for chunk in pins.chunks(INSERT_CHUNK) {
+    let rows: Vec<_> = pins.iter().map(|pin| (ws, pin)).collect();
+    insert_rows_in(conn, &rows).await?;
+    Ok(Created::Stored)
+}
+
+/// Inserts `(workspace, pin)` rows, [`INSERT_CHUNK`] to a statement. On a connection outside
+/// a transaction, rows that fit one statement are committed on their own.
+pub(super) async fn insert_rows_in(
+    conn: &mut SqliteConnection,
+    rows: &[(&str, &Pin)],
+) -> Result<()> {
+    for chunk in rows.chunks(INSERT_CHUNK) {
         let sql = insert_rows(chunk.len());
         let mut insert = sqlx::query(&sql);
-        for pin in chunk {
+        for &(ws, pin) in chunk {
             insert = insert
                 .bind(&pin.id)
                 .bind(ws)
@@ -194,7 +205,7 @@ pub(super) async fn insert_in(
         }
         insert.execute(&mut *conn).await?;
     }
-    Ok(Created::Stored)
+    Ok(())
 }
 
 impl SqliteStore {
@@ -204,6 +215,9 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
+            // A SAVEPOINT's journal (one per create in a group commit) stays in memory
+            // instead of a temporary file created and deleted each time.
+            .pragma("temp_store", "memory")
             .busy_timeout(Duration::from_secs(5));
         if let Some(dir) = options.get_filename().parent() {
             if !dir.as_os_str().is_empty() {
@@ -225,7 +239,7 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.read_only(true))
             .await?;
-        let committer = Committer::start(writer.clone());
+        let committer = Committer::start(writer.clone())?;
         Ok(SqliteStore {
             writer,
             reader,

@@ -273,7 +273,29 @@ impl TestApp {
         self.send(self.req(Method::DELETE, path)).await
     }
 
-    /// Creates a pin (asserting 200) and returns the create response's `data`.
+    /// Runs SQL on the store from outside the server (`sqlite` or `postgres`, whichever this
+    /// app's store is): for tests that make the database itself misbehave.
+    pub async fn execute_sql(&self, sqlite: &str, postgres: &str) {
+        let url = &self.state.settings.database_url;
+        if url.starts_with("sqlite:") {
+            let mut conn = sqlx::SqliteConnection::connect(url)
+                .await
+                .expect("open SQLite");
+            sqlx::raw_sql(sqlite)
+                .execute(&mut conn)
+                .await
+                .expect("run SQL");
+            let _ = conn.close().await;
+        } else {
+            let mut conn = PgConnection::connect(url).await.expect("connect");
+            sqlx::raw_sql(postgres)
+                .execute(&mut conn)
+                .await
+                .expect("run SQL");
+            let _ = conn.close().await;
+        }
+    }
+
     /// Stops the server as a signal would and waits for `serve` to return: in-flight requests
     /// finished, the store closed.
     pub async fn shut_down(mut self) -> std::io::Result<()> {
@@ -284,6 +306,7 @@ impl TestApp {
         server.await.expect("server task")
     }
 
+    /// Creates a pin (asserting 200) and returns the create response's `data`.
     pub async fn create_pin(&self, body: &Value) -> Value {
         self.post("/v1/pins", body).await.expect(200).data().clone()
     }
