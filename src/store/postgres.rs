@@ -302,7 +302,7 @@ impl Backend for PgStore {
             sql.push_str(" AND pin_type = $3");
         }
         if query.tag.is_some() {
-            sql.push_str(" AND tags @> ARRAY[$4::text]");
+            sql.push_str(" AND tags @> ARRAY[$4::text] AND tags <> '{}'");
         }
         if query.updated_since.is_some() {
             sql.push_str(" AND updated_at >= $5");
