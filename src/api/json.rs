@@ -80,7 +80,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         // struct as an array) and every error names its field.
         let value: Value = serde_json::from_slice(&bytes)
             .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))?;
-        if let Some(field) = nul_at(&value, String::new()) {
+        if let Some(field) = nul_in(&bytes, &value) {
             return Err(Error::validation(
                 if field.is_empty() {
                     "body".into()
@@ -99,24 +99,54 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
 pub(crate) const NO_NUL: &str = "text without NUL (U+0000) characters";
 
 /// The path of the first string or key holding U+0000, `""` for the root.
-fn nul_at(value: &Value, path: String) -> Option<String> {
-    match value {
-        Value::String(text) => text.contains('\0').then_some(path),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, item)| nul_at(item, format!("{path}[{i}]"))),
-        Value::Object(map) => map.iter().find_map(|(key, item)| {
-            let at = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
-            if key.contains('\0') {
-                Some(at)
-            } else {
-                nul_at(item, at)
+///
+/// JSON can only carry U+0000 as the escape `\u0000`, so a body without that text is not
+/// walked; the path is built only for the one value found.
+fn nul_in(body: &[u8], value: &Value) -> Option<String> {
+    let escaped = body
+        .split(|&b| b == b'\\')
+        .skip(1)
+        .any(|after| after.starts_with(b"u0000"));
+    if !escaped {
+        return None;
+    }
+    let steps = nul_steps(value)?;
+    let mut path = String::new();
+    for step in steps.iter().rev() {
+        match step {
+            Step::Index(i) => path.push_str(&format!("[{i}]")),
+            Step::Key(key) if path.is_empty() => path.push_str(key),
+            Step::Key(key) => {
+                path.push('.');
+                path.push_str(key);
             }
+        }
+    }
+    Some(path)
+}
+
+enum Step<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+/// The steps to the first string or key holding U+0000, innermost first.
+fn nul_steps(value: &Value) -> Option<Vec<Step<'_>>> {
+    match value {
+        Value::String(text) => text.contains('\0').then(Vec::new),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+            let mut steps = nul_steps(item)?;
+            steps.push(Step::Index(i));
+            Some(steps)
+        }),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            let mut steps = if key.contains('\0') {
+                Vec::new()
+            } else {
+                nul_steps(item)?
+            };
+            steps.push(Step::Key(key));
+            Some(steps)
         }),
         _ => None,
     }
@@ -124,16 +154,20 @@ fn nul_at(value: &Value, path: String) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
-    use super::{depth, nul_at};
+    use super::{depth, nul_in};
 
     #[test]
     fn nul_is_found_with_its_path() {
-        let body = json!({"a": [1, {"b": "x\u{0}y"}], "c": "ok"});
-        assert_eq!(nul_at(&body, String::new()), Some("a[1].b".into()));
-        assert_eq!(nul_at(&json!({"ok": ["fine"]}), String::new()), None);
-        assert_eq!(nul_at(&json!("\u{0}"), String::new()), Some(String::new()));
+        let found = |body: &str| nul_in(body.as_bytes(), &serde_json::from_str(body).unwrap());
+        assert_eq!(
+            found(r#"{"a": [1, {"b": "x\u0000y"}], "c": "ok"}"#),
+            Some("a[1].b".into())
+        );
+        assert_eq!(found(r#"{"k\u0000": 1}"#), Some("k\0".into()));
+        assert_eq!(found(r#""\u0000""#), Some(String::new()));
+        assert_eq!(found(r#"{"ok": ["fine"]}"#), None);
+        // An escaped backslash before `u0000` is no NUL.
+        assert_eq!(found(r#"{"ok": ["\\u0000"]}"#), None);
     }
 
     #[test]
