@@ -525,6 +525,20 @@ mod version_retention_keeps_two {
     }
 }
 
+/// The titles of the workspace's pins (up to 200), sorted.
+async fn stored_titles(app: &TestApp) -> Vec<String> {
+    let listed = app.get("/v1/pins?limit=200").await.expect(200);
+    let mut titles: Vec<String> = listed
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["metadata"]["title"].as_str().unwrap().to_owned())
+        .collect();
+    titles.sort();
+    titles
+}
+
 /// A trigger that makes the database refuse any pin titled `poison`.
 const POISON_SQLITE: &str =
     "CREATE TRIGGER poison BEFORE INSERT ON pins WHEN NEW.title = 'poison' \
@@ -598,15 +612,7 @@ both_stores! {
             expected.extend(wave(&app, name, &mixed, 8).await);
         }
         expected.extend(wave(&app, "keyed", &mixed, 10).await);
-        let listed = app.get("/v1/pins?limit=200").await.expect(200);
-        let mut titles: Vec<String> = listed
-            .data()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["metadata"]["title"].as_str().unwrap().to_owned())
-            .collect();
-        titles.sort();
+        let titles = stored_titles(&app).await;
         expected.sort();
         assert_eq!(titles, expected);
         // The refused keyed create left no claim behind: its retry is refused again, not
@@ -633,15 +639,7 @@ both_stores! {
         let ok: Vec<_> = answers.iter().filter(|r| r.status == 200).collect();
         assert_eq!(ok.len(), 47);
         assert_eq!(answers[20].status, 400);
-        let listed = app.get("/v1/pins?limit=200").await.expect(200);
-        let mut titles: Vec<String> = listed
-            .data()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["metadata"]["title"].as_str().unwrap().to_owned())
-            .collect();
-        titles.sort();
+        let titles = stored_titles(&app).await;
         let mut expected: Vec<String> = (0..48).filter(|i| *i != 20).map(|i| format!("crowd {i}")).collect();
         expected.sort();
         assert_eq!(titles, expected);
