@@ -31,7 +31,7 @@ mod tests {
         assert_eq!(a.len(), 2 + 22);
         assert!(a.starts_with("p-"));
         assert_ne!(a, b);
-        // Eight characters carry the 48-bit time: ids made within ~64 ms share seven.
+        // Eight characters carry the 48-bit time; the first six change every 4.1 s.
         assert_eq!(a[2..8], b[2..8]);
     }
 }

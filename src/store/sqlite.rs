@@ -179,8 +179,9 @@ pub(super) async fn insert_in(
     Ok(Created::Stored)
 }
 
-/// Inserts `(workspace, pin)` rows, [`INSERT_CHUNK`] to a statement. On a connection outside
-/// a transaction, rows that fit one statement are committed on their own.
+/// Inserts `(workspace, pin)` rows, [`INSERT_CHUNK`] to a statement. Outside a transaction
+/// each statement commits on its own: a caller with more rows than one statement takes must
+/// open one for all or none.
 pub(super) async fn insert_rows_in(
     conn: &mut SqliteConnection,
     rows: &[(&str, &Pin)],

@@ -136,16 +136,8 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
         return Ok(group.iter().map(|_| Ok(Created::Stored)).collect());
     }
     let mut tx = Connection::begin(conn).await?;
-    let mut shared = false;
-    if !all_plain && plain_jobs > 1 {
-        let mut savepoint = Connection::begin(&mut *tx).await?;
-        if insert_rows_in(&mut savepoint, &plain).await.is_ok() {
-            savepoint.commit().await?;
-            shared = true;
-        } else {
-            savepoint.rollback().await?;
-        }
-    }
+    // Inside the transaction, a failed shared INSERT undoes only itself (or its SAVEPOINT).
+    let shared = !all_plain && plain_jobs > 1 && insert_together(&mut tx, &plain).await?;
     let mut results = Vec::with_capacity(group.len());
     for job in group {
         if shared && job.idem.is_none() {
@@ -168,8 +160,9 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
     Ok(results)
 }
 
-/// Commits all `rows` or none: one statement on its own when they fit one, else a
-/// transaction. False when an INSERT failed (nothing was written).
+/// Writes all `rows` or none: one statement when they fit one, else a transaction (a
+/// SAVEPOINT when `conn` is already in one). False when an INSERT failed (nothing was
+/// written).
 async fn insert_together(conn: &mut SqliteConnection, rows: &[(&str, &Pin)]) -> Result<bool> {
     if rows.len() <= INSERT_CHUNK {
         return Ok(insert_rows_in(conn, rows).await.is_ok());
@@ -189,5 +182,114 @@ fn same_failure(e: &Error) -> Error {
         Error::Unavailable => Error::Unavailable,
         Error::Internal(cause) => Error::Internal(cause.clone()),
         other => Error::Internal(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{sqlite::SqliteStore, Backend};
+
+    fn pin(title: &str) -> Pin {
+        Pin {
+            id: crate::ids::new_id("p-"),
+            pin_type: "json".into(),
+            pin_config: r#"{"data":1}"#.into(),
+            pin_layout: "1x1".into(),
+            is_public: false,
+            allow_edit: false,
+            require_sign_in: false,
+            allow_comments: false,
+            title: Some(title.into()),
+            tags: Vec::new(),
+            provenance: None,
+            version: 1,
+            created_at: 0,
+            updated_at: 0,
+        }
+    }
+
+    fn job(ws: &str, titles: &[&str], key: Option<&str>) -> Job {
+        Job {
+            ws: ws.into(),
+            pins: titles.iter().map(|t| pin(t)).collect(),
+            idem: key.map(|key| Idempotent {
+                key: key.into(),
+                request_hash: "hash".into(),
+                response: "{}".into(),
+                created_at: 0,
+                live_since: -1,
+            }),
+            reply: oneshot::channel().0,
+        }
+    }
+
+    /// Each of `commit`'s ways of writing a group, with one create the database refuses (a
+    /// trigger) among others: only that one fails, the others are stored.
+    #[tokio::test]
+    async fn a_refused_create_fails_alone_in_every_kind_of_group() {
+        let dir = std::env::temp_dir().join(format!("corkboard-commit-{}", uuid::Uuid::new_v4()));
+        let store = SqliteStore::open(&format!("sqlite://{}/c.db", dir.display()), 2)
+            .await
+            .unwrap();
+        let ws = store.ensure_workspace("default").await.unwrap();
+        let mut conn = store.writer.acquire().await.unwrap();
+        sqlx::raw_sql(
+            "CREATE TRIGGER poison BEFORE INSERT ON pins WHEN NEW.title = 'poison' \
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
+        )
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+        let many: Vec<String> = (0..60).map(|i| format!("many {i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let groups = [
+            // All plain, one statement; then all plain past INSERT_CHUNK rows.
+            vec![
+                job(&ws, &["a"], None),
+                job(&ws, &["poison"], None),
+                job(&ws, &["b"], None),
+            ],
+            vec![
+                job(&ws, &many[..], None),
+                job(&ws, &["poison"], None),
+                job(&ws, &many[..], None),
+            ],
+            // Mixed: the plain ones share an INSERT, the keyed ones get a SAVEPOINT each.
+            vec![
+                job(&ws, &["c"], Some("k1")),
+                job(&ws, &["d", "poison"], None),
+                job(&ws, &["e"], None),
+                job(&ws, &["poison"], Some("k2")),
+                job(&ws, &["f"], Some("k3")),
+            ],
+        ];
+        let mut stored = 0;
+        for group in &groups {
+            let results = commit(&mut conn, group).await.unwrap();
+            for (job, result) in group.iter().zip(&results) {
+                let poisoned = job
+                    .pins
+                    .iter()
+                    .any(|p| p.title.as_deref() == Some("poison"));
+                assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
+                if !poisoned {
+                    stored += job.pins.len();
+                }
+            }
+        }
+        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM pins")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(rows, i64::try_from(stored).unwrap());
+        let claims: i64 = sqlx::query_scalar("SELECT count(*) FROM idempotency_keys")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        assert_eq!(claims, 2, "the refused keyed create left no claim");
+        drop(conn);
+        store.close().await;
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -15,7 +15,7 @@ use rsa::{
 };
 use serde_json::{json, Value};
 
-use crate::helpers::{Resp, TestApp};
+use crate::helpers::{call, Resp, TestApp};
 
 pub const ISSUER: &str = "https://idp.example.test/";
 pub const AUDIENCE: &str = "corkboard";
@@ -167,15 +167,7 @@ impl IdpApp {
         path: &str,
         body: Option<&Value>,
     ) -> Resp {
-        let mut req = self
-            .app
-            .client
-            .request(method, format!("{}{path}", self.app.base))
-            .bearer_auth(credential);
-        if let Some(body) = body {
-            req = req.json(body);
-        }
-        self.app.send(req).await
+        call(&self.app, credential, method, path, body).await
     }
 
     /// A token of user `sub` with role `role` (the role claim), in the default workspace.
