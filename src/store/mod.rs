@@ -25,7 +25,9 @@ macro_rules! insert_pins_into {
 }
 
 mod boards;
+mod group_commit;
 mod identity;
+mod pg_commit;
 pub(crate) mod pg_conn;
 pub(crate) mod postgres;
 mod postgres_boards;

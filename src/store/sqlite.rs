@@ -2,6 +2,7 @@
 //! Writes go through a single writer connection (no `SQLITE_BUSY` between our own writers);
 //! reads use a pool of reader connections. Creates are group-committed ([`Committer`]).
 
+use serde_json::value::RawValue;
 use std::{borrow::Cow, str::FromStr, time::Duration};
 
 use sqlx::{
@@ -11,7 +12,7 @@ use sqlx::{
     Row, SqliteConnection, SqlitePool,
 };
 
-use super::{sqlite_commit::Committer, *};
+use super::{group_commit::Committer, sqlite_commit, *};
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -43,35 +44,49 @@ pub(super) fn pin_from_row(row: &SqliteRow) -> Result<Pin> {
 }
 
 /// One row of a listed page, which comes back as one JSON array of rows: `seq`, then
-/// [`PIN_COLUMNS`] in order (flags as 0/1, tags as JSON text). Decoding it costs a fraction
-/// of what sqlx-sqlite spends on each row of a many-row result.
+/// [`PIN_COLUMNS`] in order (flags as 0/1; config, tags and provenance as JSON, see
+/// [`PAGE_ROW`]). Decoding it costs a fraction of what sqlx-sqlite spends on each row of a
+/// many-row result.
 #[derive(serde::Deserialize)]
-struct PageRow(
+struct PageRow<'a>(
     i64,
     String,
     String,
-    String,
+    #[serde(borrow)] &'a RawValue,
     String,
     i64,
     i64,
     i64,
     i64,
     Option<String>,
-    String,
-    Option<String>,
+    Vec<String>,
+    #[serde(borrow)] Option<&'a RawValue>,
     i64,
     i64,
     i64,
 );
 
-impl PageRow {
+/// A [`PageRow`] in SQL. The stored JSON columns go in as JSON (`json(...)`), not as
+/// strings: escaping them as strings, and unescaping them here, cost more than the rest of
+/// the page.
+const PAGE_ROW: &str = "json_array(seq, id, pin_type, json(pin_config), pin_layout, is_public, \
+     allow_edit, require_sign_in, allow_comments, title, json(tags), json(provenance), version, \
+     created_at, updated_at)";
+
+impl PageRow<'_> {
+    /// The page's rows, newest first.
     fn decode(page: &str) -> Result<Vec<(i64, Pin)>> {
         let rows: Vec<PageRow> =
             serde_json::from_str(page).map_err(|e| Error::Internal(format!("stored page: {e}")))?;
-        rows.into_iter().map(PageRow::into_pin).collect()
+        let mut rows: Vec<(i64, Pin)> = rows.into_iter().map(PageRow::into_pin).collect();
+        // Sorted here rather than by the aggregate's ORDER BY, which sorts the page's JSON
+        // through a temporary B-tree: that doubled SQLite's time for a page (762 -> 374 us for
+        // 200 rows). The rows come in order already, which this sort checks in one pass.
+        rows.sort_by_key(|(seq, _)| std::cmp::Reverse(*seq));
+        Ok(rows)
     }
 
-    fn into_pin(self) -> Result<(i64, Pin)> {
+    fn into_pin(self) -> (i64, Pin) {
         let PageRow(
             seq,
             id,
@@ -92,21 +107,20 @@ impl PageRow {
         let pin = Pin {
             id,
             pin_type,
-            pin_config,
+            pin_config: pin_config.get().to_owned(),
             pin_layout,
             is_public: is_public != 0,
             allow_edit: allow_edit != 0,
             require_sign_in: require_sign_in != 0,
             allow_comments: allow_comments != 0,
             title,
-            tags: serde_json::from_str(&tags)
-                .map_err(|e| Error::Internal(format!("stored tags: {e}")))?,
-            provenance,
+            tags,
+            provenance: provenance.map(|raw| raw.get().to_owned()),
             version,
             created_at,
             updated_at,
         };
-        Ok((seq, pin))
+        (seq, pin)
     }
 }
 
@@ -240,7 +254,7 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.read_only(true))
             .await?;
-        let committer = Committer::start(writer.clone())?;
+        let committer = sqlite_commit::start(writer.clone())?;
         Ok(SqliteStore {
             writer,
             reader,
@@ -381,18 +395,17 @@ impl Backend for SqliteStore {
         sql.push_str(" ORDER BY seq DESC LIMIT $6");
         // The page comes back as one JSON array of rows: decoding it costs a fraction of
         // what sqlx spends on each row of a many-row result.
-        let page: String = sqlx::query_scalar(&format!(
-            "SELECT json_group_array(json_array(seq, {PIN_COLUMNS}) ORDER BY seq DESC) FROM ({sql})"
-        ))
-        .bind(ws)
-        .bind(query.before_seq)
-        .bind(&query.pin_type)
-        .bind(&query.tag)
-        .bind(query.updated_since)
-        .bind(query.limit)
-        .bind(&query.pinboard_id)
-        .fetch_one(&self.reader)
-        .await?;
+        let page: String =
+            sqlx::query_scalar(&format!("SELECT json_group_array({PAGE_ROW}) FROM ({sql})"))
+                .bind(ws)
+                .bind(query.before_seq)
+                .bind(&query.pin_type)
+                .bind(&query.tag)
+                .bind(query.updated_since)
+                .bind(query.limit)
+                .bind(&query.pinboard_id)
+                .fetch_one(&self.reader)
+                .await?;
         PageRow::decode(&page)
     }
 

@@ -1,75 +1,27 @@
-//! Group commit for SQLite creates. SQLite has one writer and `synchronous=FULL` makes every
-//! commit wait for the disk, so one commit per request caps creates at the disk's sync rate.
-//! Instead, creates queue here; one loop, on a thread of its own, takes every create waiting,
-//! writes them together (see [`commit`]: a failing create fails alone), commits once, and only
-//! then answers each caller: durable on acknowledgement, one sync for the group.
+//! Group commit for SQLite creates ([`super::group_commit`]). SQLite has one writer and
+//! `synchronous=FULL` makes every commit wait for the disk, so one commit per request caps
+//! creates at the disk's sync rate.
 
 use std::time::{Duration, Instant};
 
 use sqlx::{Connection, SqliteConnection, SqlitePool};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::{
+    group_commit::{answer, Committer, Job, MAX_GROUP},
     sqlite::{insert_in, insert_rows_in, INSERT_CHUNK},
-    Created, Idempotent, Pin,
+    Created, Pin,
 };
-use crate::{error::Result, Error};
-
-/// Most creates sharing one commit.
-const MAX_GROUP: usize = 256;
+use crate::error::Result;
 
 /// How long the commit loop keeps the writer connection while creates keep coming. Giving it
 /// back costs a round trip to SQLite's thread (sqlx's release ping), and lets the other
 /// writes (updates, deletes, keys) take their turn.
 const HOLD_FOR: Duration = Duration::from_millis(10);
 
-struct Job {
-    ws: String,
-    pins: Vec<Pin>,
-    idem: Option<Idempotent>,
-    reply: oneshot::Sender<Result<Created>>,
-}
-
-/// The queue of creates; the task behind it ends when the last store clone is dropped.
-#[derive(Clone)]
-pub(super) struct Committer {
-    jobs: mpsc::Sender<Job>,
-}
-
-impl Committer {
-    /// Starts the commit loop on a thread of its own. On the request runtime each of its
-    /// wake-ups would queue behind every ready request, and commits are one at a time: at 32
-    /// connections a group took ~2 ms there, most of it waiting for a turn.
-    pub(super) fn start(writer: SqlitePool) -> Result<Committer> {
-        let (jobs, queue) = mpsc::channel(4 * MAX_GROUP);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Internal(format!("starting the commit thread: {e}")))?;
-        std::thread::Builder::new()
-            .name("corkboard-commit".into())
-            .spawn(move || runtime.block_on(run(writer, queue)))
-            .map_err(|e| Error::Internal(format!("starting the commit thread: {e}")))?;
-        Ok(Committer { jobs })
-    }
-
-    /// Stores `pins` (and the idempotency claim) and returns once they are committed.
-    pub(super) async fn insert(
-        &self,
-        ws: &str,
-        pins: &[Pin],
-        idem: Option<&Idempotent>,
-    ) -> Result<Created> {
-        let (reply, answer) = oneshot::channel();
-        let job = Job {
-            ws: ws.to_owned(),
-            pins: pins.to_vec(),
-            idem: idem.cloned(),
-            reply,
-        };
-        self.jobs.send(job).await.map_err(|_| Error::Unavailable)?;
-        answer.await.map_err(|_| Error::Unavailable)?
-    }
+/// Starts the loop that commits `writer`'s creates.
+pub(super) fn start(writer: SqlitePool) -> Result<Committer> {
+    Committer::start("corkboard-commit", move |queue| run(writer, queue))
 }
 
 async fn run(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
@@ -98,23 +50,6 @@ async fn run(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
             }
             if group.is_empty() {
                 break;
-            }
-        }
-    }
-}
-
-/// Sends each create of the group its result, or the group's failure.
-fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Created>>>) {
-    match done {
-        Ok(results) => {
-            for (job, result) in group.drain(..).zip(results) {
-                let _ = job.reply.send(result);
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, creates = group.len(), "group commit failed");
-            for job in group.drain(..) {
-                let _ = job.reply.send(Err(same_failure(&e)));
             }
         }
     }
@@ -176,53 +111,10 @@ async fn insert_together(conn: &mut SqliteConnection, rows: &[(&str, &Pin)]) -> 
     Ok(false)
 }
 
-/// The group's failure, for each of its callers.
-fn same_failure(e: &Error) -> Error {
-    match e {
-        Error::Unavailable => Error::Unavailable,
-        Error::Internal(cause) => Error::Internal(cause.clone()),
-        other => Error::Internal(other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{sqlite::SqliteStore, Backend};
-
-    fn pin(title: &str) -> Pin {
-        Pin {
-            id: crate::ids::new_id("p-"),
-            pin_type: "json".into(),
-            pin_config: r#"{"data":1}"#.into(),
-            pin_layout: "1x1".into(),
-            is_public: false,
-            allow_edit: false,
-            require_sign_in: false,
-            allow_comments: false,
-            title: Some(title.into()),
-            tags: Vec::new(),
-            provenance: None,
-            version: 1,
-            created_at: 0,
-            updated_at: 0,
-        }
-    }
-
-    fn job(ws: &str, titles: &[&str], key: Option<&str>) -> Job {
-        Job {
-            ws: ws.into(),
-            pins: titles.iter().map(|t| pin(t)).collect(),
-            idem: key.map(|key| Idempotent {
-                key: key.into(),
-                request_hash: "hash".into(),
-                response: "{}".into(),
-                created_at: 0,
-                live_since: -1,
-            }),
-            reply: oneshot::channel().0,
-        }
-    }
+    use crate::store::{group_commit::tests::job, sqlite::SqliteStore, Backend};
 
     /// Each of `commit`'s ways of writing a group, with one create the database refuses (a
     /// trigger) among others: only that one fails, the others are stored.

@@ -1,0 +1,172 @@
+//! Group commit for PostgreSQL's single creates without an `Idempotency-Key`
+//! ([`super::group_commit`]).
+//!
+//! One connection of its own, outside the request pool, inserts every create waiting in one
+//! statement and one transaction: a group of N single creates costs PostgreSQL one statement
+//! and one WAL flush instead of N of each, and each request one round trip fewer on its own
+//! connection. Keyed creates keep their one statement on the request's connection, where the
+//! claim and the insert are made together, and so do batches, which already share one. Each
+//! replica has its own loop.
+
+use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
+use tokio::sync::mpsc;
+
+use super::{
+    group_commit::{answer, same_failure, Committer, Job, MAX_GROUP},
+    postgres::insert_rows,
+    Created, Pin,
+};
+use crate::error::Result;
+
+/// Starts the loop; it connects when the first create comes, and again after a failure.
+pub(super) fn start(options: PgConnectOptions) -> Result<Committer> {
+    Committer::start("corkboard-commit", move |queue| run(options, queue))
+}
+
+async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
+    let mut conn: Option<PgConnection> = None;
+    let mut group = Vec::with_capacity(MAX_GROUP);
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
+        let mut live = match conn.take() {
+            Some(live) => live,
+            None => match PgConnection::connect_with(&options).await {
+                Ok(live) => live,
+                Err(e) => {
+                    answer(&mut group, Err(e.into()));
+                    continue;
+                }
+            },
+        };
+        let (results, healthy) = commit(&mut live, &group).await;
+        answer(&mut group, Ok(results));
+        if healthy {
+            conn = Some(live);
+        } else {
+            let _ = live.close().await;
+        }
+    }
+}
+
+/// Writes the group in one statement. When PostgreSQL refuses it, each create is retried on
+/// its own, so only the refused one fails. Returns one result per create, and false when the
+/// connection can't be trusted any more (a create that met that is answered 503: its
+/// outcome is unknown, as when any connection breaks mid-statement).
+async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>, bool) {
+    let rows: Vec<(&str, &Pin)> = group
+        .iter()
+        .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
+        .collect();
+    let error = match insert_rows(conn, &rows, None).await {
+        Ok(_) => return (group.iter().map(|_| Ok(Created::Stored)).collect(), true),
+        Err(e) if group.len() > 1 && refused(&e) => e,
+        Err(e) => {
+            let healthy = refused(&e);
+            let failure = e.into();
+            return (
+                group.iter().map(|_| Err(same_failure(&failure))).collect(),
+                healthy,
+            );
+        }
+    };
+    tracing::debug!(%error, creates = group.len(), "a group insert was refused; retrying each create");
+    let mut results = Vec::with_capacity(group.len());
+    for job in group {
+        let rows: Vec<(&str, &Pin)> = job.pins.iter().map(|pin| (job.ws.as_str(), pin)).collect();
+        match insert_rows(conn, &rows, None).await {
+            Ok(_) => results.push(Ok(Created::Stored)),
+            Err(e) if refused(&e) => results.push(Err(e.into())),
+            Err(e) => {
+                let failure = e.into();
+                results.extend((results.len()..group.len()).map(|_| Err(same_failure(&failure))));
+                return (results, false);
+            }
+        }
+    }
+    (results, true)
+}
+
+/// PostgreSQL refused the statement itself (a constraint, a trigger): the connection is fine,
+/// and the statement changed nothing. Connection-class (08) and shutdown (57) errors are not.
+fn refused(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => !db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57")),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{group_commit::tests::job, postgres::PgStore, Backend};
+
+    /// Each kind of group `commit` writes, with a create PostgreSQL refuses (a trigger) among
+    /// others, on a database of its own (`TEST_PG_URL`, as the API tests): only that create
+    /// fails, the others are stored, and the connection stays usable. (The API test
+    /// `pins::a_create_the_database_refuses_fails_alone` meets a shared group only when the
+    /// timing makes one.)
+    #[tokio::test]
+    async fn a_refused_create_fails_alone_in_every_kind_of_group() {
+        let admin = std::env::var("TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+        let name = format!("corkboard_commit_{}", uuid::Uuid::new_v4().simple());
+        let mut server = PgConnection::connect(&format!("{admin}/postgres"))
+            .await
+            .expect("PostgreSQL on 127.0.0.1:5432 (see README: Running the tests)");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut server)
+            .await
+            .unwrap();
+        let url = format!("{admin}/{name}");
+        let store = PgStore::open(&url, 2).await.unwrap();
+        let ws = store.ensure_workspace("default").await.unwrap();
+        let mut conn = PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql(
+            "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN IF NEW.title = 'poison' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$; \
+             CREATE TRIGGER poison BEFORE INSERT ON pins FOR EACH ROW EXECUTE FUNCTION poison();",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let groups = [
+            vec![job(&ws, &["a"], None), job(&ws, &["b"], None)],
+            vec![
+                job(&ws, &["c"], None),
+                job(&ws, &["poison"], None),
+                job(&ws, &["d", "e"], None),
+                job(&ws, &["poison", "f"], None),
+            ],
+            vec![job(&ws, &["poison"], None)],
+            vec![job(&ws, &["g"], None)],
+        ];
+        let mut stored = 0;
+        for group in &groups {
+            let (results, healthy) = commit(&mut conn, group).await;
+            assert!(healthy, "a refused statement leaves the connection usable");
+            for (job, result) in group.iter().zip(&results) {
+                let poisoned = job
+                    .pins
+                    .iter()
+                    .any(|p| p.title.as_deref() == Some("poison"));
+                assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
+                if !poisoned {
+                    stored += job.pins.len();
+                }
+            }
+        }
+        let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM pins")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(rows, i64::try_from(stored).unwrap());
+        let _ = conn.close().await;
+        store.close().await;
+        drop(store);
+        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .execute(&mut server)
+            .await
+            .unwrap();
+    }
+}
