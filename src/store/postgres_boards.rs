@@ -6,7 +6,7 @@
 use sqlx::{postgres::PgRow, Connection, PgConnection, Row};
 
 use super::boards::*;
-use super::postgres::{pin_from_row, PgStore};
+use super::postgres::{pin_at, pin_from_row, PgStore};
 use super::{Pin, PIN_COLUMNS};
 use crate::error::Result;
 
@@ -128,7 +128,7 @@ impl BoardBackend for PgStore {
             .map(|r| {
                 Ok(PlacedPin {
                     position: position_from_row(r)?,
-                    pin: pin_from_row(r)?,
+                    pin: pin_at(r, 4)?,
                 })
             })
             .collect()
