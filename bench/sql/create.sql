@@ -2,7 +2,9 @@
 -- explicit transaction: the key lookup (store::FIND_KEY), the rate-limit check
 -- (limits::postgres::CHECK) and the insert (store::INSERT_PIN). The text is the store's with
 -- pgbench variables for `$n`; `cargo test bench_sql` fails if they differ. pgbench can't send
--- NULL: title and provenance (NULL in the benchmark's pin) are literals.
+-- NULL: title and provenance (NULL in the benchmark's pin) are literals. Under load the service
+-- inserts many creates' pins in one statement (group commit, store/pg_commit.rs); this runs
+-- each create's statements on its own, as a server that commits each create alone would.
 -- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
 --   -D pin_type=stat-cards -D layout=1x1 -D tags='{}' -D config=<pin_config JSON>
 \set id random(1, 9000000000000000000)
