@@ -99,7 +99,8 @@ pub(super) fn same_failure(e: &Error) -> Error {
 pub(super) mod tests {
     use super::*;
 
-    fn pin(title: &str) -> Pin {
+    /// A small `json` pin titled `title`.
+    pub(in crate::store) fn pin(title: &str) -> Pin {
         Pin {
             id: crate::ids::new_id("p-"),
             pin_type: "json".into(),

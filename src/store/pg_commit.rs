@@ -13,12 +13,13 @@ use tokio::sync::mpsc;
 
 use super::{
     group_commit::{answer, same_failure, Committer, Job, MAX_GROUP},
-    postgres::insert_rows,
+    postgres::{insert_rows, WAIT_FOR_CONNECTION},
     Created, Pin,
 };
-use crate::error::Result;
+use crate::{error::Result, Error};
 
-/// Starts the loop; it connects when the first create comes, and again after a failure.
+/// Starts the loop; it connects when the first create comes, and again after a failure
+/// (waiting at most as long as a request waits for the pool).
 pub(super) fn start(options: PgConnectOptions) -> Result<Committer> {
     Committer::start("corkboard-commit", move |queue| run(options, queue))
 }
@@ -29,13 +30,24 @@ async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         let mut live = match conn.take() {
             Some(live) => live,
-            None => match PgConnection::connect_with(&options).await {
-                Ok(live) => live,
-                Err(e) => {
-                    answer(&mut group, Err(e.into()));
-                    continue;
+            None => {
+                match tokio::time::timeout(
+                    WAIT_FOR_CONNECTION,
+                    PgConnection::connect_with(&options),
+                )
+                .await
+                {
+                    Ok(Ok(live)) => live,
+                    Ok(Err(e)) => {
+                        answer(&mut group, Err(e.into()));
+                        continue;
+                    }
+                    Err(_) => {
+                        answer(&mut group, Err(Error::Unavailable));
+                        continue;
+                    }
                 }
-            },
+            }
         };
         let (results, healthy) = commit(&mut live, &group).await;
         answer(&mut group, Ok(results));
@@ -99,7 +111,36 @@ fn refused(e: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{group_commit::tests::job, postgres::PgStore, Backend};
+    use crate::store::{
+        group_commit::tests::{job, pin},
+        postgres::PgStore,
+        Backend,
+    };
+
+    /// A server that accepts the connection and never answers: the loop gives up connecting
+    /// after [`WAIT_FOR_CONNECTION`], and the create gets a 503 rather than waiting forever.
+    #[tokio::test]
+    async fn a_server_that_never_answers_is_a_503_not_a_hang() {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let hold = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = silent.accept().await {
+                held.push(socket);
+            }
+        });
+        let options = PgConnectOptions::new()
+            .host("127.0.0.1")
+            .port(port)
+            .username("corkboard")
+            .database("corkboard");
+        let committer = start(options).unwrap();
+        let started = std::time::Instant::now();
+        let result = committer.insert("ws", &[pin("waits")], None).await;
+        assert!(matches!(result, Err(Error::Unavailable)), "{result:?}");
+        assert!(started.elapsed() < WAIT_FOR_CONNECTION * 2);
+        hold.abort();
+    }
 
     /// Each kind of group `commit` writes, with a create PostgreSQL refuses (a trigger) among
     /// others, on a database of its own (`TEST_PG_URL`, as the API tests): only that create

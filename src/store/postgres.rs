@@ -45,6 +45,10 @@ const INSERT_CLAIMED_PINS: &str = concat!(
     " WHERE EXISTS (SELECT 1 FROM claim)"
 );
 
+/// How long a request waits for a connection (the pool's, or the commit loop's new one)
+/// before it is answered 503.
+pub(super) const WAIT_FOR_CONNECTION: Duration = Duration::from_secs(5);
+
 #[derive(Clone)]
 pub struct PgStore {
     pub(super) conns: pg_conn::Connections,
@@ -202,7 +206,7 @@ impl PgStore {
         let options = PgConnectOptions::from_str(url)?.application_name("corkboard");
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(5))
+            .acquire_timeout(WAIT_FOR_CONNECTION)
             // A broken connection fails its query (503, retried by the client); pinging
             // before every use would cost a round trip per query.
             .test_before_acquire(false)
