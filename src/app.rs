@@ -54,6 +54,8 @@ pub struct AppState {
     /// Checks ID tokens; `None` when sign-in with them is off.
     pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
+    /// Rendered pin records for the lists (see [`crate::pins::records`]).
+    pub records: Arc<crate::pins::records::RecordCache>,
 }
 
 impl AppState {
@@ -76,6 +78,7 @@ impl AppState {
             ready: Arc::new(AtomicBool::new(true)),
             metrics: Arc::default(),
             touched: Arc::default(),
+            records: Arc::default(),
         }
     }
 

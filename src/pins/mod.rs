@@ -2,6 +2,7 @@
 //! every read returns. [`ops`] holds the operations HTTP (and later MCP and pages) call.
 
 pub mod ops;
+pub mod records;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -7,13 +7,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
 
-use super::{CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
+use std::collections::HashMap;
+
+use super::{records::Record, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
 use crate::{
     app::AppState,
     auth::Principal,
     clock,
     error::{Error, Result},
-    store::{Created, Idempotent, Pin, PinQuery},
+    store::{Created, Idempotent, Pin, PinKey, PinQuery},
 };
 
 /// Serialised `data` of a successful operation.
@@ -377,10 +379,38 @@ pub async fn list(
         updated_since,
         pinboard_id: params.pinboard_id.clone(),
     };
-    let rows = state.store.list_pins(&who.workspace_id, &query).await?;
-    let (rows, pagination) = page(rows, limit, |(seq, _)| *seq);
-    let pins: Vec<Pin> = rows.into_iter().map(|(_, pin)| pin).collect();
-    Ok((to_data(&records(state, &pins)?)?, pagination))
+    let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
+    let (keys, pagination) = page(keys, limit, |key| key.seq);
+    let records = rendered(state, who, &keys).await?;
+    let records: Vec<&RawValue> = records.iter().map(|record| &**record).collect();
+    Ok((to_data(&records)?, pagination))
+}
+
+/// The record of each listed pin: kept ones as they are, the others read and rendered (and
+/// kept). A pin deleted between the two reads is left out; one changed between them is shown
+/// as it is now.
+async fn rendered(state: &AppState, who: &Principal, keys: &[PinKey]) -> Result<Vec<Record>> {
+    let mut found = state.records.find(keys);
+    let missing: Vec<String> = keys
+        .iter()
+        .zip(&found)
+        .filter(|(_, record)| record.is_none())
+        .map(|(key, _)| key.id.clone())
+        .collect();
+    if !missing.is_empty() {
+        let pins = state.store.get_pins(&who.workspace_id, &missing).await?;
+        let pins: HashMap<&str, &Pin> = pins.iter().map(|pin| (pin.id.as_str(), pin)).collect();
+        for (key, record) in keys.iter().zip(found.iter_mut()) {
+            if let (None, Some(pin)) = (&record, pins.get(key.id.as_str())) {
+                let fresh: Record = to_data(&PinRecord::new(pin, state.public_base())?)?.into();
+                state
+                    .records
+                    .keep(&pin.id, pin.version, pin.updated_at, fresh.clone());
+                *record = Some(fresh);
+            }
+        }
+    }
+    Ok(found.into_iter().flatten().collect())
 }
 
 /// `GET /pins/{id}/versions`: past versions, newest first.

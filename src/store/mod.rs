@@ -99,6 +99,17 @@ pub struct PinQuery {
     pub pinboard_id: Option<String>,
 }
 
+/// One state of a pin, in a listed page: every write of a pin gives it a new version, so
+/// `id` and `version` name its record (`updated_at` is checked too, at no cost).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinKey {
+    /// The page position (`seq`), for the cursor.
+    pub seq: i64,
+    pub id: String,
+    pub version: i64,
+    pub updated_at: i64,
+}
+
 /// The first answer to an `Idempotency-Key`, replayed for retries.
 #[derive(Debug, Clone)]
 pub struct Idempotent {
@@ -145,7 +156,9 @@ pub(crate) trait Backend {
         idem: Option<&Idempotent>,
     ) -> Result<Created>;
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>>;
-    async fn list_pins(&self, ws: &str, query: &PinQuery) -> Result<Vec<(i64, Pin)>>;
+    /// The pins of a page, newest first: which pins and which state of each (the record is
+    /// read with [`Backend::get_pins`] only when the caller hasn't rendered that state yet).
+    async fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
     /// Applies `change` to each pin in `ids` order, saving the old state as a version and
     /// keeping at most `retention` versions. A missing pin fails the whole batch.
     async fn update_pins(
@@ -236,7 +249,7 @@ impl Store {
         fn touch_key(&self, id: &str, at: i64) -> Result<()>;
         fn insert_pins(&self, ws: &str, pins: &[Pin], idem: Option<&Idempotent>) -> Result<Created>;
         fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>>;
-        fn list_pins(&self, ws: &str, query: &PinQuery) -> Result<Vec<(i64, Pin)>>;
+        fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
         fn update_pins(&self, ws: &str, ids: &[String], retention: u32, change: &mut Change<'_>) -> Result<Vec<Pin>>;
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;

@@ -339,8 +339,9 @@ impl Backend for PgStore {
         rows.iter().map(pin_from_row).collect()
     }
 
-    async fn list_pins(&self, ws: &str, query: &PinQuery) -> Result<Vec<(i64, Pin)>> {
-        let mut sql = format!("SELECT seq, {PIN_COLUMNS} FROM pins WHERE workspace_id = $1");
+    async fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>> {
+        let mut sql =
+            "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1".to_owned();
         if query.before_seq.is_some() {
             sql.push_str(" AND seq < $2");
         }
@@ -372,7 +373,14 @@ impl Backend for PgStore {
             .fetch_all(&mut *self.conn().await?)
             .await?;
         rows.iter()
-            .map(|r| Ok((r.try_get(0)?, pin_at(r, 1)?)))
+            .map(|r| {
+                Ok(PinKey {
+                    seq: r.try_get(0)?,
+                    id: r.try_get(1)?,
+                    version: r.try_get(2)?,
+                    updated_at: r.try_get(3)?,
+                })
+            })
             .collect()
     }
 

@@ -330,3 +330,30 @@ both_stores! {
         }
     }
 }
+
+// Lists keep each pin's rendered record by its version: every write shows in the next list,
+// whichever replica made it, and a listed record is the record a read returns.
+both_stores! {
+    async fn a_listed_pin_shows_its_latest_state(app) {
+        let other = app.replica("").await;
+        let id = create(&app, &stat_cards("one")).await;
+        let path = format!("/v1/pins/{id}");
+        let first = list(&app, &[]).await.expect(200);
+        assert_eq!(first.data()[0], *app.get(&path).await.expect(200).data());
+
+        let retitle = json!({"metadata": {"title": "two"}});
+        call(&other, &app.key, Method::PATCH, &path, Some(&retitle)).await.expect(200);
+        let listed = list(&app, &[]).await.expect(200);
+        assert_eq!(listed.data()[0]["metadata"]["title"], "two");
+        assert_eq!(listed.data()[0]["version"], 2);
+
+        let share = json!({"is_public": true});
+        call(&other, &app.key, Method::PUT, &format!("{path}/share"), Some(&share)).await.expect(200);
+        let listed = list(&app, &[]).await.expect(200);
+        assert_eq!(listed.data()[0]["is_public"], true);
+        assert_eq!(listed.data()[0], *app.get(&path).await.expect(200).data());
+
+        call(&other, &app.key, Method::DELETE, &path, None).await.expect(200);
+        assert!(ids(&list(&app, &[]).await.expect(200)).is_empty());
+    }
+}
