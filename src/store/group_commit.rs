@@ -134,4 +134,25 @@ pub(super) mod tests {
             reply: tokio::sync::oneshot::channel().0,
         }
     }
+
+    /// Checks that exactly the creates holding a pin titled `poison` failed, and returns how
+    /// many pins the others stored.
+    pub(in crate::store) fn stored_unless_poisoned(
+        group: &[Job],
+        results: &[Result<Created>],
+    ) -> usize {
+        assert_eq!(group.len(), results.len());
+        let mut stored = 0;
+        for (job, result) in group.iter().zip(results) {
+            let poisoned = job
+                .pins
+                .iter()
+                .any(|p| p.title.as_deref() == Some("poison"));
+            assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
+            if !poisoned {
+                stored += job.pins.len();
+            }
+        }
+        stored
+    }
 }

@@ -112,7 +112,7 @@ fn refused(e: &sqlx::Error) -> bool {
 mod tests {
     use super::*;
     use crate::store::{
-        group_commit::tests::{job, pin},
+        group_commit::tests::{job, pin, stored_unless_poisoned},
         postgres::PgStore,
         Backend,
     };
@@ -186,16 +186,7 @@ mod tests {
         for group in &groups {
             let (results, healthy) = commit(&mut conn, group).await;
             assert!(healthy, "a refused statement leaves the connection usable");
-            for (job, result) in group.iter().zip(&results) {
-                let poisoned = job
-                    .pins
-                    .iter()
-                    .any(|p| p.title.as_deref() == Some("poison"));
-                assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
-                if !poisoned {
-                    stored += job.pins.len();
-                }
-            }
+            stored += stored_unless_poisoned(group, &results);
         }
         let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM pins")
             .fetch_one(&mut conn)

@@ -114,7 +114,11 @@ async fn insert_together(conn: &mut SqliteConnection, rows: &[(&str, &Pin)]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{group_commit::tests::job, sqlite::SqliteStore, Backend};
+    use crate::store::{
+        group_commit::tests::{job, stored_unless_poisoned},
+        sqlite::SqliteStore,
+        Backend,
+    };
 
     /// Each of `commit`'s ways of writing a group, with one create the database refuses (a
     /// trigger) among others: only that one fails, the others are stored.
@@ -159,16 +163,7 @@ mod tests {
         let mut stored = 0;
         for group in &groups {
             let results = commit(&mut conn, group).await.unwrap();
-            for (job, result) in group.iter().zip(&results) {
-                let poisoned = job
-                    .pins
-                    .iter()
-                    .any(|p| p.title.as_deref() == Some("poison"));
-                assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
-                if !poisoned {
-                    stored += job.pins.len();
-                }
-            }
+            stored += stored_unless_poisoned(group, &results);
         }
         let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM pins")
             .fetch_one(&mut *conn)
