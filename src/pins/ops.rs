@@ -2,12 +2,12 @@
 //! handlers call them; so will MCP tools and pages. Each returns its `data` already
 //! serialised, which is also what an idempotent retry replays.
 
+use std::collections::HashMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
-
-use std::collections::HashMap;
 
 use super::{records::Record, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
 use crate::{

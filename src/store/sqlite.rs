@@ -2,9 +2,9 @@
 //! Writes go through a single writer connection (no `SQLITE_BUSY` between our own writers);
 //! reads use a pool of reader connections. Creates are group-committed ([`Committer`]).
 
-use serde_json::value::RawValue;
 use std::{borrow::Cow, str::FromStr, time::Duration};
 
+use serde_json::value::RawValue;
 use sqlx::{
     sqlite::{
         SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
@@ -96,7 +96,7 @@ impl PageRow<'_> {
             created_at,
             updated_at,
         ) = self;
-        let pin = Pin {
+        Pin {
             id,
             pin_type,
             pin_config: pin_config.get().to_owned(),
@@ -111,8 +111,7 @@ impl PageRow<'_> {
             version,
             created_at,
             updated_at,
-        };
-        pin
+        }
     }
 }
 
@@ -397,8 +396,9 @@ impl Backend for SqliteStore {
             );
         }
         sql.push_str(" ORDER BY seq DESC LIMIT $6");
-        // One JSON array for the page, as in `get_pins`; no ORDER BY in the aggregate (see
-        // `PageRow::decode`).
+        // One JSON array for the page, as in `get_pins`, sorted here: an ORDER BY in the
+        // aggregate sorts the page through a temporary B-tree, which doubled SQLite's time
+        // for a page; the rows come in order already, which this sort checks in one pass.
         let page: String = sqlx::query_scalar(&format!(
             "SELECT json_group_array(json_array(seq, id, version, updated_at)) FROM ({sql})"
         ))
