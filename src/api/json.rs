@@ -10,7 +10,7 @@ use axum::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{app::AppState, error::Error, pins::parse_body};
+use crate::{app::AppState, error::Error, pin_types, pins::parse_body};
 
 /// A parsed JSON body, with the bytes it came from (idempotency keys hash them).
 pub struct ApiJson<T>(pub T, pub Bytes);
@@ -78,8 +78,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         }
         // Through a JSON value, so that objects must be objects (serde would also take a
         // struct as an array) and every error names its field.
-        let value: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))?;
+        let value = parse_json(&bytes)?;
         if let Some(field) = nul_in(&bytes, &value) {
             return Err(Error::validation(
                 if field.is_empty() {
@@ -90,8 +89,18 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
                 NO_NUL,
             ));
         }
-        parse_body::<T>(&value, "").map(|v| ApiJson(v, bytes))
+        // Moved into `T`, not copied (a batch's items stay the `Value`s parsed here). Only a
+        // body that fails is read again, borrowed, to name the field and what it expects.
+        if let Ok(body) = pin_types::deserialize_owned::<T>(value) {
+            return Ok(ApiJson(body, bytes));
+        }
+        parse_body::<T>(&parse_json(&bytes)?, "").map(|v| ApiJson(v, bytes))
     }
+}
+
+fn parse_json(bytes: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))
 }
 
 /// What a string may not hold: PostgreSQL can't store U+0000 in text, so neither store

@@ -7,10 +7,11 @@
 //! exactly like deserializing from `&Value`.
 
 use serde::de::{
-    value::BorrowedStrDeserializer, DeserializeSeed, Deserializer, Error as _, MapAccess,
-    SeqAccess, Unexpected, Visitor,
+    value::{BorrowedStrDeserializer, StringDeserializer},
+    DeserializeOwned, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Unexpected,
+    Visitor,
 };
-use serde_json::{Error, Value};
+use serde_json::{map, Error, Value};
 
 /// Deserializes `T` from `value` with [`Strict`], tracking the path of an error.
 pub(super) fn deserialize<'de, T: serde::Deserialize<'de>>(
@@ -19,8 +20,88 @@ pub(super) fn deserialize<'de, T: serde::Deserialize<'de>>(
     serde_path_to_error::deserialize(Strict(value))
 }
 
-/// `&Value` as a deserializer, except that structs must be JSON objects.
-struct Strict<'de>(&'de Value);
+/// The same from an owned `value`, whose strings, arrays and objects move into `T` instead
+/// of being copied (a request body's `Value` fields, such as a batch's items). The error
+/// has no path: read the value again with [`deserialize`] to locate it.
+pub(crate) fn deserialize_owned<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
+    T::deserialize(Strict(value))
+}
+
+/// A JSON value [`Strict`] reads: borrowed, or owned and taken apart as it is read.
+trait Node<'de>: Deserializer<'de, Error = Error> {
+    type Items: ExactSizeIterator<Item = Self>;
+    type Key: Deserializer<'de, Error = Error>;
+    type Fields: ExactSizeIterator<Item = (Self::Key, Self)>;
+
+    fn value(&self) -> &Value;
+    /// An array's items, or the node itself when it is not an array.
+    fn into_items(self) -> Result<Self::Items, Self>;
+    /// An object's members, or the node itself when it is not an object.
+    fn into_fields(self) -> Result<Self::Fields, Self>;
+}
+
+type BorrowedFields<'de> = std::iter::Map<
+    map::Iter<'de>,
+    fn((&'de String, &'de Value)) -> (BorrowedStrDeserializer<'de, Error>, &'de Value),
+>;
+
+impl<'de> Node<'de> for &'de Value {
+    type Items = std::slice::Iter<'de, Value>;
+    type Key = BorrowedStrDeserializer<'de, Error>;
+    type Fields = BorrowedFields<'de>;
+
+    fn value(&self) -> &Value {
+        self
+    }
+
+    fn into_items(self) -> Result<Self::Items, Self> {
+        match self {
+            Value::Array(items) => Ok(items.iter()),
+            other => Err(other),
+        }
+    }
+
+    fn into_fields(self) -> Result<Self::Fields, Self> {
+        match self {
+            Value::Object(members) => Ok(members
+                .iter()
+                .map(|(key, value)| (BorrowedStrDeserializer::new(key), value))),
+            other => Err(other),
+        }
+    }
+}
+
+type OwnedFields =
+    std::iter::Map<map::IntoIter, fn((String, Value)) -> (StringDeserializer<Error>, Value)>;
+
+impl Node<'_> for Value {
+    type Items = std::vec::IntoIter<Value>;
+    type Key = StringDeserializer<Error>;
+    type Fields = OwnedFields;
+
+    fn value(&self) -> &Value {
+        self
+    }
+
+    fn into_items(self) -> Result<Self::Items, Self> {
+        match self {
+            Value::Array(items) => Ok(items.into_iter()),
+            other => Err(other),
+        }
+    }
+
+    fn into_fields(self) -> Result<Self::Fields, Self> {
+        match self {
+            Value::Object(members) => Ok(members
+                .into_iter()
+                .map(|(key, value)| (StringDeserializer::new(key), value))),
+            other => Err(other),
+        }
+    }
+}
+
+/// A JSON value as a deserializer, except that structs must be JSON objects.
+struct Strict<N>(N);
 
 /// How serde describes `value` in "invalid type" errors.
 fn unexpected(value: &Value) -> Unexpected<'_> {
@@ -47,7 +128,7 @@ macro_rules! forward {
     )*};
 }
 
-impl<'de> Deserializer<'de> for Strict<'de> {
+impl<'de, N: Node<'de>> Deserializer<'de> for Strict<N> {
     type Error = Error;
 
     forward! {
@@ -55,11 +136,11 @@ impl<'de> Deserializer<'de> for Strict<'de> {
         deserialize_i64 deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32
         deserialize_u64 deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char
         deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
-        deserialize_unit deserialize_identifier deserialize_ignored_any
+        deserialize_unit deserialize_identifier deserialize_ignored_any deserialize_map
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
+        match self.0.value() {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         }
@@ -82,17 +163,16 @@ impl<'de> Deserializer<'de> for Strict<'de> {
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        let Value::Array(items) = self.0 else {
-            return Err(Error::invalid_type(unexpected(self.0), &visitor));
+        let items = match self.0.into_items() {
+            Ok(items) => items,
+            Err(node) => return Err(Error::invalid_type(unexpected(node.value()), &visitor)),
         };
-        let mut seq = Seq(items.iter());
+        let len = items.len();
+        let mut seq = Seq(items);
         let value = visitor.visit_seq(&mut seq)?;
         match seq.0.len() {
             0 => Ok(value),
-            _ => Err(Error::invalid_length(
-                items.len(),
-                &"fewer elements in array",
-            )),
+            _ => Err(Error::invalid_length(len, &"fewer elements in array")),
         }
     }
 
@@ -113,20 +193,16 @@ impl<'de> Deserializer<'de> for Strict<'de> {
         self.deserialize_seq(visitor)
     }
 
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.0.deserialize_map(visitor)
-    }
-
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         _name: &'static str,
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        let Value::Object(map) = self.0 else {
-            return Err(Error::invalid_type(unexpected(self.0), &visitor));
-        };
-        visitor.visit_map(Fields(map.iter(), None))
+        match self.0.into_fields() {
+            Ok(fields) => visitor.visit_map(Fields(fields, None)),
+            Err(node) => Err(Error::invalid_type(unexpected(node.value()), &visitor)),
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -140,9 +216,9 @@ impl<'de> Deserializer<'de> for Strict<'de> {
 }
 
 /// The elements of an array, each deserialized with [`Strict`].
-struct Seq<'de>(std::slice::Iter<'de, Value>);
+struct Seq<I>(I);
 
-impl<'de> SeqAccess<'de> for Seq<'de> {
+impl<'de, I: ExactSizeIterator<Item: Node<'de>>> SeqAccess<'de> for Seq<I> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -161,9 +237,9 @@ impl<'de> SeqAccess<'de> for Seq<'de> {
 }
 
 /// The members of an object read as struct fields, values with [`Strict`].
-struct Fields<'de>(serde_json::map::Iter<'de>, Option<&'de Value>);
+struct Fields<I, N>(I, Option<N>);
 
-impl<'de> MapAccess<'de> for Fields<'de> {
+impl<'de, N: Node<'de>, I: ExactSizeIterator<Item = (N::Key, N)>> MapAccess<'de> for Fields<I, N> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -174,8 +250,7 @@ impl<'de> MapAccess<'de> for Fields<'de> {
             return Ok(None);
         };
         self.1 = Some(value);
-        seed.deserialize(BorrowedStrDeserializer::new(key))
-            .map(Some)
+        seed.deserialize(key).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
@@ -214,6 +289,21 @@ mod tests {
             assert_eq!(err.path().to_string(), path);
             assert!(err.inner().to_string().contains("invalid type: sequence"));
         }
+    }
+
+    #[test]
+    fn an_owned_value_reads_as_a_borrowed_one() {
+        let value = json!({"x": 1.5, "y": [{"x": 2, "y": null}]});
+        let owned: Point = deserialize_owned(value.clone()).unwrap();
+        assert_eq!(owned, deserialize::<Point>(&value).unwrap());
+        for value in [json!([1, null]), json!({"x": 1, "y": [[2, null]]})] {
+            let err = deserialize_owned::<Point>(value).unwrap_err();
+            assert!(err.to_string().contains("invalid type: sequence"));
+        }
+        let map: Map<String, Value> = deserialize_owned(json!({"a": [1], "b": "x"})).unwrap();
+        assert_eq!(Value::Object(map), json!({"a": [1], "b": "x"}));
+        let err = deserialize_owned::<(u8,)>(json!([1, 2])).unwrap_err();
+        assert!(err.to_string().contains("fewer elements"));
     }
 
     #[test]
