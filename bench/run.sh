@@ -125,17 +125,24 @@ bench_store() {
     # A copy of the store, so the loop runs on the same schema and indexes.
     python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$WORK/sqlite/corkboard.db" "$WORK/ceiling.db"
     ceiling=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR")
+    ceiling_batch=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR" 100)
     line "sqlite.post_pin_rps (vs the same statements in a SQLite loop)" "$post_rps" "$ceiling"
+    line "sqlite.batch100_rps (vs the same statements in a SQLite loop)" "$batch_rps" "$ceiling_batch"
+    line "sqlite.batch100_cost_in_pins of the SQLite loop itself" "$(ratio "$ceiling" "$ceiling_batch")" 5
   else
-    local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps vars
+    local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps batch_tps vars pin
     read -r key_id ws <<<"$(psql -tA -F ' ' "$url" -c "SELECT id, workspace_id FROM api_keys WHERE lookup = '$lookup'")"
     # The values the service binds (sql/*.sql says which statement takes which).
     vars=(-D lookup="$lookup" -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")
-    create_tps=$(pg_tps bench/sql/create.sql "$url" "${vars[@]}" -D pin_type=stat-cards -D layout=1x1 -D tags='{}' \
+    pin=(-D pin_type=stat-cards -D layout=1x1 -D tags='{}'
       -D config='{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}')
+    create_tps=$(pg_tps bench/sql/create.sql "$url" "${vars[@]}" "${pin[@]}")
     read_tps=$(pg_tps bench/sql/read.sql "$url" "${vars[@]}" -D ids="{$id}")
+    batch_tps=$(pg_tps bench/sql/batch.sql "$url" "${vars[@]}" "${pin[@]}")
     line "postgres.post_pin_rps (vs pgbench of the same statements)" "$post_rps" "$create_tps"
     line "postgres.get_pin_rps (vs pgbench of the same statements)" "$get_rps" "$read_tps"
+    line "postgres.batch100_rps (vs pgbench of the same statements)" "$batch_rps" "$batch_tps"
+    line "postgres.batch100_cost_in_pins of pgbench itself" "$(ratio "$create_tps" "$batch_tps")" 5
   fi
   [ -n "$DASHING_RPS" ] && line "$store.post_pin_rps (vs dashing-js POST)" "$post_rps" "$DASHING_RPS"
   line "$store.get_pin_rps (vs the HTTP ceiling)" "$get_rps" "$CEIL_RPS"

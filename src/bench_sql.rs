@@ -4,8 +4,9 @@
 //! file's value for it (a `:variable`, or the literal `NULL` pgbench can't send).
 //!
 //! Normalisation before comparing: lines starting with `--` (comments) or `\` (pgbench
-//! meta-commands) are dropped, the rest is split at `;`, and each run of whitespace becomes
-//! one space.
+//! meta-commands) are dropped, the rest is split at `;` and at `\gset`, queries ended by
+//! `\gset` (the benchmark's own, filling variables) are dropped, and each run of whitespace
+//! becomes one space.
 
 use crate::{limits::postgres::CHECK, store};
 
@@ -17,10 +18,11 @@ fn statements(file: &str) -> Vec<String> {
         .lines()
         .filter(|l| !l.trim_start().starts_with("--") && !l.trim_start().starts_with('\\'))
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+        .replace("\\gset", "\\gset;");
     sql.split(';')
         .map(collapse)
-        .filter(|s| !s.is_empty())
+        .filter(|s| !s.is_empty() && !s.ends_with("\\gset"))
         .collect()
 }
 
@@ -108,6 +110,32 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
             (store::FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (store::postgres::GET_PINS, &[":ws", ":ids"]),
+        ],
+    );
+}
+
+#[test]
+fn pgbench_batch_runs_what_a_postgres_batch_runs() {
+    let arrays = [
+        ":wss",
+        ":ids",
+        ":types",
+        ":configs",
+        ":layouts",
+        ":publics",
+        ":nulls",
+        ":tags",
+        ":nulls",
+        ":versions",
+        ":nows",
+        ":nows",
+    ];
+    assert_runs(
+        "batch.sql",
+        &[
+            (store::FIND_KEY, &[":lookup"]),
+            (&CHECK, &LIMIT_CHECK),
+            (store::postgres::INSERT_PINS, &arrays),
         ],
     );
 }

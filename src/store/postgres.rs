@@ -33,7 +33,7 @@ macro_rules! insert_from_arrays {
         )
     };
 }
-const INSERT_PINS: &str = insert_from_arrays!();
+pub(crate) const INSERT_PINS: &str = insert_from_arrays!();
 /// The same behind an idempotency claim: the pins are inserted only if the claim is taken
 /// (no live claim holds the key).
 const INSERT_CLAIMED_PINS: &str = concat!(
