@@ -73,6 +73,19 @@ pg_tps() {
   sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out"
 }
 
+# pg_list FILE URL VARS...: "tps p99_ms" of pgbench running FILE, the p99 from its
+# per-transaction log (the third column is the transaction's time in microseconds).
+pg_list() {
+  local file=$1 url=$2 tps
+  shift 2
+  rm -f "$WORK"/pglog*
+  tps=$(pg_tps "$file" "$url" "$@" -l --log-prefix="$WORK/pglog")
+  echo "$tps $(cat "$WORK"/pglog* | python3 -c '
+import sys
+times = sorted(int(line.split()[2]) for line in sys.stdin)
+print(f"{times[int(len(times) * 0.99)] / 1000:.3f}")')"
+}
+
 python3 - "$WORK" <<'PY'
 import json, sys
 card = {"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}
@@ -155,8 +168,15 @@ bench_store() {
     # table's, the planner sorts all of the workspace's pins for every page.
     psql -q "$PG_ADMIN/corkboard_bench_$$" -c "ANALYZE pins"
   fi
-  read -r _ list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
+  read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
   line "$store.list200_p99_ms (target < 20, $LIST_PINS+ pins stored)" "$list_p99" 20
+  if [ "$store" = postgres ]; then
+    local list_tps list_pg_p99
+    read -r list_tps list_pg_p99 <<<"$(pg_list bench/sql/list.sql "$PG_ADMIN/corkboard_bench_$$" \
+      -D lookup="$lookup" -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")"
+    line "postgres.list200_rps (vs pgbench of the same statements)" "$list_rps" "$list_tps"
+    line "postgres.list200_p99_ms (vs pgbench of the same statements)" "$list_p99" "$list_pg_p99"
+  fi
   line "$store.rss_after_mib (target < 128)" "$(rss_mib $pid)" 128
 }
 

@@ -115,6 +115,23 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
 }
 
 #[test]
+fn pgbench_list_runs_what_a_postgres_list_runs() {
+    let keys = format!(
+        "{}{}201",
+        store::postgres::LIST_PIN_KEYS,
+        store::postgres::NEWEST_FIRST
+    );
+    assert_runs(
+        "list.sql",
+        &[
+            (store::FIND_KEY, &[":lookup"]),
+            (&CHECK, &LIMIT_CHECK),
+            (&keys, &[":ws"]),
+        ],
+    );
+}
+
+#[test]
 fn pgbench_batch_runs_what_a_postgres_batch_runs() {
     let arrays = [
         ":wss",

@@ -19,6 +19,11 @@ pub(crate) const GET_PINS: &str = concat!(
     " FROM pins WHERE workspace_id = $1 AND id = ANY($2)"
 );
 
+/// A list's keys ([`PinKey`]), before its filters and then [`NEWEST_FIRST`] and the limit.
+pub(crate) const LIST_PIN_KEYS: &str =
+    "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1";
+pub(crate) const NEWEST_FIRST: &str = " ORDER BY seq DESC LIMIT ";
+
 /// Pins from arrays, each with its workspace (`$1`); see [`insert_rows`].
 macro_rules! insert_from_arrays {
     () => {
@@ -332,8 +337,7 @@ impl Backend for PgStore {
     }
 
     async fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>> {
-        let mut sql =
-            "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1".to_owned();
+        let mut sql = LIST_PIN_KEYS.to_owned();
         if query.before_seq.is_some() {
             sql.push_str(" AND seq < $2");
         }
@@ -354,7 +358,7 @@ impl Backend for PgStore {
         // The limit is part of the text (an integer the API bounds): with `LIMIT $n` the
         // generic plan's cost assumes a tenth of the table, so PostgreSQL planned every page
         // anew (4% of the machine during a list benchmark).
-        sql.push_str(&format!(" ORDER BY seq DESC LIMIT {}", query.limit));
+        sql.push_str(&format!("{NEWEST_FIRST}{}", query.limit));
         let rows = sqlx::query(&sql)
             .bind(ws)
             .bind(query.before_seq)
