@@ -4,7 +4,7 @@
 //! so `{"x": 1, "y": 2}` could be sent as `[1, 2]`. Configurations are stored
 //! and rendered as sent, so such an array would pass validation yet break every
 //! reader following the schema. [`Strict`] refuses it; everything else behaves
-//! exactly like deserializing from `&Value`.
+//! exactly like deserializing from `&Value` (or from `Value`, for an owned body).
 
 use serde::de::{
     value::{BorrowedStrDeserializer, StringDeserializer},
