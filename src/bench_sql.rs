@@ -118,7 +118,7 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
 fn pgbench_list_runs_what_a_postgres_list_runs() {
     let keys = format!(
         "{}{}201",
-        store::postgres::LIST_PIN_KEYS,
+        store::LIST_PIN_KEYS,
         store::postgres::NEWEST_FIRST
     );
     assert_runs(

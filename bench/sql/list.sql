@@ -1,7 +1,7 @@
 -- What one GET /v1/pins?limit=200 runs on PostgreSQL: the key lookup (store::FIND_KEY), the
 -- rate-limit check (limits::postgres::CHECK, a read: no write cost) and the page's keys
--- (store::postgres::LIST_PIN_KEYS with NEWEST_FIRST and the limit plus one, to know whether a
--- next page exists). The pins themselves come from the service's rendered records (most
+-- (store::LIST_PIN_KEYS with store::postgres::NEWEST_FIRST and the limit plus one, to know
+-- whether a next page exists). The pins themselves come from the service's rendered records (most
 -- pages show pins it has rendered), so this is the least a list asks of the database. The
 -- text is the store's with pgbench variables for `$n`; `cargo test bench_sql` fails if they
 -- differ.

@@ -293,6 +293,9 @@ fn pin_missing(index: usize) -> Error {
 const PIN_COLUMNS: &str = pin_columns!();
 /// Finds an API key by its public lookup part: the first statement of every request.
 pub(crate) const FIND_KEY: &str = "SELECT * FROM api_keys WHERE lookup = $1";
+/// A list's keys ([`PinKey`]), before its filters, order and limit.
+pub(crate) const LIST_PIN_KEYS: &str =
+    "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1";
 /// Copies a pin's current state into its versions before it changes.
 const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at) \

@@ -60,8 +60,8 @@ async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
 }
 
 /// Writes the group in one statement. Jobs here carry no idempotency claim (keyed creates
-/// don't come to this loop; see `PgStore::insert_pins`). When PostgreSQL refuses it, each create is retried on
-/// its own, so only the refused one fails. Returns one result per create, and false when the
+/// don't come to this loop; see `PgStore::insert_pins`). When PostgreSQL refuses it, each
+/// create is retried on its own, so only the refused one fails. Returns one result per create, and false when the
 /// connection can't be trusted any more (a create that met that is answered 503: its
 /// outcome is unknown, as when any connection breaks mid-statement).
 async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>, bool) {

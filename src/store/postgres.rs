@@ -19,9 +19,7 @@ pub(crate) const GET_PINS: &str = concat!(
     " FROM pins WHERE workspace_id = $1 AND id = ANY($2)"
 );
 
-/// A list's keys ([`PinKey`]), before its filters and then [`NEWEST_FIRST`] and the limit.
-pub(crate) const LIST_PIN_KEYS: &str =
-    "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1";
+/// The end of a list's statement, before its limit (a literal here, see `list_pin_keys`).
 pub(crate) const NEWEST_FIRST: &str = " ORDER BY seq DESC LIMIT ";
 
 /// Pins from arrays, each with its workspace (`$1`); see [`insert_rows`].

@@ -374,8 +374,7 @@ impl Backend for SqliteStore {
     }
 
     async fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>> {
-        let mut sql =
-            "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1".to_owned();
+        let mut sql = LIST_PIN_KEYS.to_owned();
         if query.before_seq.is_some() {
             sql.push_str(" AND seq < $2");
         }
