@@ -366,3 +366,23 @@ both_stores! {
         assert_eq!(ids(&list(&app, &[]).await.expect(200)), [rich]);
     }
 }
+
+// Rendered records are kept for the whole process, by pin id; a list still shows only its
+// own workspace's pins, with the records already kept for another workspace's list.
+both_stores! {
+    async fn a_list_shows_only_its_workspace(app) {
+        let ours = create(&app, &stat_cards("ours")).await;
+        assert_eq!(ids(&list(&app, &[]).await.expect(200)), [ours.clone()]);
+        let acme = app.key_in("acme", "*").await;
+        let made = call(&app, &acme, Method::POST, "/v1/pins", Some(&stat_cards("theirs")))
+            .await
+            .expect(200);
+        let theirs = made.data()["id"].as_str().unwrap().to_owned();
+        let listed = call(&app, &acme, Method::GET, "/v1/pins", None).await.expect(200);
+        assert_eq!(ids(&listed), [theirs.clone()]);
+        assert_eq!(listed.data()[0]["metadata"]["title"], "theirs");
+        let listed = list(&app, &[]).await.expect(200);
+        assert_eq!(ids(&listed), [ours]);
+        assert_eq!(listed.data()[0]["metadata"]["title"], "ours");
+    }
+}
