@@ -372,14 +372,14 @@ both_stores! {
 both_stores! {
     async fn a_list_shows_only_its_workspace(app) {
         let ours = create(&app, &stat_cards("ours")).await;
-        assert_eq!(ids(&list(&app, &[]).await.expect(200)), [ours.clone()]);
+        assert_eq!(ids(&list(&app, &[]).await.expect(200)), [ours.as_str()]);
         let acme = app.key_in("acme", "*").await;
         let made = call(&app, &acme, Method::POST, "/v1/pins", Some(&stat_cards("theirs")))
             .await
             .expect(200);
-        let theirs = made.data()["id"].as_str().unwrap().to_owned();
+        let theirs = made.data()["id"].as_str().unwrap();
         let listed = call(&app, &acme, Method::GET, "/v1/pins", None).await.expect(200);
-        assert_eq!(ids(&listed), [theirs.clone()]);
+        assert_eq!(ids(&listed), [theirs]);
         assert_eq!(listed.data()[0]["metadata"]["title"], "theirs");
         let listed = list(&app, &[]).await.expect(200);
         assert_eq!(ids(&listed), [ours]);
