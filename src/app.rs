@@ -173,9 +173,9 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// Runs the request with one PostgreSQL connection for all its statements (see
-/// [`crate::store::pg_conn`]); it goes back to the pool once the response is ready.
+/// [`crate::store::postgres::conn`]); it goes back to the pool once the response is ready.
 async fn one_connection(req: Request, next: Next) -> Response {
-    crate::store::pg_conn::with_request_connection(next.run(req)).await
+    crate::store::postgres::conn::with_request_connection(next.run(req)).await
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then lets in-flight requests

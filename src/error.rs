@@ -255,7 +255,7 @@ struct ErrorBody {
 
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
-        crate::store::pg_conn::note_error(Some(&e));
+        crate::store::postgres::conn::note_error(Some(&e));
         match e {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
                 tracing::warn!(error = %e, "store unavailable");

@@ -5,8 +5,6 @@
 pub mod api;
 pub mod app;
 pub mod auth;
-#[cfg(test)]
-mod bench_sql;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -18,7 +18,6 @@ use crate::{
         AllScopes, Auth,
     },
     error::Result,
-    pins::ops::to_data,
 };
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
@@ -53,7 +52,7 @@ async fn create(
     ApiJson(body, _): ApiJson<CreateKeyBody>,
 ) -> Result<Envelope<One<CreatedKeyRecord>>> {
     let created = key_admin::create(&state, &auth.principal, body).await?;
-    Ok(Envelope::new(to_data(&created)?))
+    Envelope::of(&created)
 }
 
 async fn list(
@@ -61,7 +60,7 @@ async fn list(
     auth: Auth<AllScopes>,
 ) -> Result<Envelope<One<Vec<KeyRecord>>>> {
     let keys = key_admin::list(&state, &auth.principal).await?;
-    Ok(Envelope::new(to_data(&keys)?))
+    Envelope::of(&keys)
 }
 
 async fn revoke(
@@ -70,5 +69,5 @@ async fn revoke(
     ApiPath(KeyPath { id }): ApiPath<KeyPath>,
 ) -> Result<Envelope<One<RevokedKey>>> {
     let revoked = key_admin::revoke(&state, &auth.principal, &id).await?;
-    Ok(Envelope::new(to_data(&revoked)?))
+    Envelope::of(&revoked)
 }

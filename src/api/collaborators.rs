@@ -19,7 +19,6 @@ use crate::{
     auth::{BoardAuth, PinboardsInvite},
     error::Result,
     pinboards::collaborators::{self, AddBody, CollaboratorRecord, Removed, RoleBody},
-    pins::ops::to_data,
 };
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
@@ -51,7 +50,7 @@ async fn add(
     ApiJson(body, _): ApiJson<AddBody>,
 ) -> Result<Envelope<One<CollaboratorRecord>>> {
     let added = collaborators::add(&state, &auth.principal, &id, body).await?;
-    Ok(Envelope::new(to_data(&added)?))
+    Envelope::of(&added)
 }
 
 async fn list(
@@ -60,7 +59,7 @@ async fn list(
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<Vec<CollaboratorRecord>>>> {
     let all = collaborators::list(&state, &auth.principal, &id).await?;
-    Ok(Envelope::new(to_data(&all)?))
+    Envelope::of(&all)
 }
 
 async fn update(
@@ -70,7 +69,7 @@ async fn update(
     ApiJson(body, _): ApiJson<RoleBody>,
 ) -> Result<Envelope<One<CollaboratorRecord>>> {
     let changed = collaborators::update(&state, &auth.principal, &id, &user_id, body).await?;
-    Ok(Envelope::new(to_data(&changed)?))
+    Envelope::of(&changed)
 }
 
 async fn remove(
@@ -79,5 +78,5 @@ async fn remove(
     ApiPath(CollaboratorPath { id, user_id }): ApiPath<CollaboratorPath>,
 ) -> Result<Envelope<One<Removed>>> {
     let removed = collaborators::remove(&state, &auth.principal, &id, &user_id).await?;
-    Ok(Envelope::new(to_data(&removed)?))
+    Envelope::of(&removed)
 }

@@ -20,7 +20,7 @@ use super::{
     docs::{self, One},
     Envelope,
 };
-use crate::{app::AppState, error::Error, pins::ops::to_data};
+use crate::{app::AppState, error::Error};
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("operations")
@@ -67,7 +67,7 @@ pub struct Readiness {
 }
 
 async fn healthz() -> Envelope<One<Health>> {
-    Envelope::new(to_data(&Health { status: "ok" }).unwrap_or_default())
+    Envelope::of(&Health { status: "ok" }).unwrap_or_else(|_| Envelope::new(Box::default()))
 }
 
 async fn readyz(State(state): State<AppState>) -> OrUnavailable<Envelope<One<Readiness>>> {
@@ -84,11 +84,11 @@ async fn ready(state: &AppState) -> Result<Envelope<One<Readiness>>, Error> {
     } else {
         "degraded"
     };
-    Ok(Envelope::new(to_data(&Readiness {
+    Envelope::of(&Readiness {
         status: "ready",
         store: state.store.backend_name(),
         rate_limiter,
-    })?))
+    })
 }
 
 /// A readiness answer: the success, or 503 `SERVICE_UNAVAILABLE`.

@@ -29,7 +29,11 @@ use axum::{
 };
 use serde_json::value::RawValue;
 
-use crate::{app::AppState, error::Error, pins::ops::Pagination};
+use crate::{
+    app::AppState,
+    error::Error,
+    pins::ops::{to_data, Pagination},
+};
 
 /// Every route of the service. The API routes are documented as they are declared; the
 /// description of the `/v1` ones is served at `/v1/openapi.json`.
@@ -81,6 +85,12 @@ impl<B> Envelope<B> {
             headers: Vec::new(),
             shape: PhantomData,
         }
+    }
+
+    /// The envelope of `value`, serialised (what a handler returns when it has the record
+    /// itself rather than data an operation built).
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, crate::Error> {
+        Ok(Envelope::new(to_data(value)?))
     }
 
     pub fn paginated(data: Box<RawValue>, pagination: &Pagination) -> Self {

@@ -15,7 +15,6 @@ use crate::{
         Auth, PinboardsInvite,
     },
     error::Result,
-    pins::ops::to_data,
 };
 
 pub fn routes() -> ApiRouter<AppState> {
@@ -40,7 +39,7 @@ async fn create(
     ApiJson(body, _): ApiJson<CreateRoleBody>,
 ) -> Result<Envelope<One<RoleRecord>>> {
     let role = roles::create(&state, &auth.principal, body).await?;
-    Ok(Envelope::new(to_data(&role)?))
+    Envelope::of(&role)
 }
 
 async fn list(
@@ -48,5 +47,5 @@ async fn list(
     auth: Auth<PinboardsInvite>,
 ) -> Result<Envelope<One<Vec<RoleRecord>>>> {
     let roles = roles::list(&state, &auth.principal).await?;
-    Ok(Envelope::new(to_data(&roles)?))
+    Envelope::of(&roles)
 }

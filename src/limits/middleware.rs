@@ -20,7 +20,7 @@ use crate::{
     auth::{self, Principal},
     clock,
     error::Error,
-    store::pg_conn,
+    store::postgres::conn,
 };
 
 /// Batch routes and the array whose length prices them: `ceil(n / 10)` tokens.
@@ -183,11 +183,11 @@ async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error
     let (parts, body) = req.into_parts();
     let read = axum::body::to_bytes(body, limit);
     tokio::pin!(read);
-    let read = if pg_conn::holds_connection() {
+    let read = if conn::holds_connection() {
         match tokio::time::timeout(PROMPT_BODY, read.as_mut()).await {
             Ok(read) => read,
             Err(_) => {
-                pg_conn::release_request_connection();
+                conn::release_request_connection();
                 read.await
             }
         }

@@ -178,7 +178,7 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
 /// Where windows are kept: this process's memory, or PostgreSQL for several replicas.
 pub enum Limiter {
     Memory(Mutex<HashMap<String, Usage>>),
-    Postgres(crate::store::pg_conn::Connections),
+    Postgres(crate::store::postgres::conn::Connections),
 }
 
 impl Limiter {
@@ -212,7 +212,7 @@ impl Limiter {
                     .await
                     .map_err(|_| {
                         // The statement was abandoned midway: check its connection before reuse.
-                        crate::store::pg_conn::note_error(None);
+                        crate::store::postgres::conn::note_error(None);
                         crate::Error::Unavailable
                     })?
             }

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use sqlx::Row;
 
 use super::{Cost, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
-use crate::{error::Result, store::pg_conn::Connections};
+use crate::{error::Result, store::postgres::conn::Connections};
 
 /// The check: `$1` the key id, `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write
 /// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that

@@ -1,7 +1,10 @@
-//! Pinboards and placements in the store: the stored shapes and [`BoardBackend`], which both
-//! stores implement next to [`super::Backend`] (in `sqlite_boards.rs` and
-//! `postgres_boards.rs`).
+//! Pinboards in the store: the stored shapes and [`BoardStore`], written once for both
+//! databases. Placements are [`super::PlacementStore`]'s.
 
+use sqlx::Connection as _;
+
+use super::pins::{pin_at, PIN_COLUMNS};
+use super::sql::{Backend, Record};
 use super::Pin;
 use crate::error::{Error, Result};
 
@@ -19,25 +22,6 @@ impl Sharing {
     /// Whether an anonymous visitor may see the share page.
     pub fn visible_anonymously(self) -> bool {
         self.is_public && !self.require_sign_in
-    }
-}
-
-impl Pin {
-    /// The pin's share settings (flat fields of the pin, as `is_public` came first).
-    pub fn sharing(&self) -> Sharing {
-        Sharing {
-            is_public: self.is_public,
-            allow_edit: self.allow_edit,
-            require_sign_in: self.require_sign_in,
-            allow_comments: self.allow_comments,
-        }
-    }
-
-    pub fn set_sharing(&mut self, sharing: Sharing) {
-        self.is_public = sharing.is_public;
-        self.allow_edit = sharing.allow_edit;
-        self.require_sign_in = sharing.require_sign_in;
-        self.allow_comments = sharing.allow_comments;
     }
 }
 
@@ -88,13 +72,9 @@ pub struct BoardQuery {
 /// Decides, inside the write transaction, what a board becomes (or refuses it).
 pub type BoardChange<'a> = dyn FnMut(Pinboard) -> Result<Pinboard> + Send + 'a;
 
-/// Decides, inside the write transaction, where a pin goes: given its current position
-/// (`None` when it is being placed) and every other placement of the board.
-pub type Placer<'a> = dyn FnMut(Option<Position>, &[Placement]) -> Result<Position> + Send + 'a;
-
-/// The board half of what both stores implement. Every write is one transaction, and
-/// every method but the `shared_*` ones takes the caller's workspace id.
-pub(crate) trait BoardBackend {
+/// Pinboards in the store. Every write is one transaction, and every method but the
+/// `shared_*` ones takes the caller's workspace id.
+pub(crate) trait BoardStore {
     async fn insert_pinboard(&self, ws: &str, board: &Pinboard) -> Result<()>;
     async fn get_pinboard(&self, ws: &str, id: &str) -> Result<Option<Pinboard>>;
     /// The pins placed on a board, ordered by position (y, then x), in one query.
@@ -109,32 +89,6 @@ pub(crate) trait BoardBackend {
     ) -> Result<Pinboard>;
     /// Removes the board and its placements (never its pins); false when absent.
     async fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool>;
-    /// Places a pin of the workspace where `place` says (404 for a missing board or pin,
-    /// 409 when it is already on the board), touching the board's `updated_at`.
-    async fn place_pin(
-        &self,
-        ws: &str,
-        board_id: &str,
-        pin_id: &str,
-        now: i64,
-        place: &mut Placer<'_>,
-    ) -> Result<Position>;
-    /// Moves or resizes a placed pin where `place` says.
-    async fn move_placement(
-        &self,
-        ws: &str,
-        board_id: &str,
-        pin_id: &str,
-        now: i64,
-        place: &mut Placer<'_>,
-    ) -> Result<Position>;
-    async fn remove_placement(
-        &self,
-        ws: &str,
-        board_id: &str,
-        pin_id: &str,
-        now: i64,
-    ) -> Result<()>;
     /// For share pages, which know only an id: the pin when anyone may see it
     /// ([`Sharing::visible_anonymously`], checked in the query itself).
     async fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
@@ -149,62 +103,183 @@ pub(super) fn board_missing() -> Error {
     }
 }
 
-pub(super) fn placement_missing() -> Error {
-    Error::NotFound {
-        what: "placement",
-        index: None,
-    }
-}
-
-pub(super) fn pin_absent() -> Error {
-    Error::NotFound {
-        what: "pin",
-        index: None,
-    }
-}
-
-pub(super) fn already_placed() -> Error {
-    Error::Conflict("the pin is already on this pinboard".into())
-}
-
-/// The columns of a board, in the order both `board_from_row`s read them.
-pub(super) const BOARD_COLUMNS: &str = "id, title, description, tags, is_public, allow_edit, \
+/// The columns of a board, in the order [`board_at`] reads them.
+const BOARD_COLUMNS: &str = "id, title, description, tags, is_public, allow_edit, \
      require_sign_in, allow_comments, created_at, updated_at";
-pub(super) const INSERT_BOARD: &str = "INSERT INTO pinboards (id, workspace_id, title, description, tags, is_public, allow_edit, \
+const INSERT_BOARD: &str = "INSERT INTO pinboards (id, workspace_id, title, description, tags, is_public, allow_edit, \
      require_sign_in, allow_comments, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
-pub(super) const UPDATE_BOARD: &str =
+const UPDATE_BOARD: &str =
     "UPDATE pinboards SET title = $2, description = $3, tags = $4, is_public = $5, \
      allow_edit = $6, require_sign_in = $7, allow_comments = $8, updated_at = $9 WHERE id = $1";
 /// Every placement of a board with its pin: one join, ordered by position.
-pub(super) const PLACED_PINS: &str = "SELECT pl.x, pl.y, pl.w, pl.h, p.id, p.pin_type, p.pin_config, p.pin_layout, \
+const PLACED_PINS: &str = "SELECT pl.x, pl.y, pl.w, pl.h, p.id, p.pin_type, p.pin_config, p.pin_layout, \
      p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.version, \
      p.created_at, p.updated_at FROM placements pl JOIN pins p ON p.id = pl.pin_id \
      WHERE pl.pinboard_id = $1 AND p.workspace_id = $2 ORDER BY pl.y, pl.x, pl.pin_id";
-pub(super) const BOARD_PLACEMENTS: &str =
-    "SELECT pin_id, x, y, w, h FROM placements WHERE pinboard_id = $1";
-pub(super) const INSERT_PLACEMENT: &str =
-    "INSERT INTO placements (pinboard_id, pin_id, x, y, w, h) VALUES ($1, $2, $3, $4, $5, $6)";
-pub(super) const MOVE_PLACEMENT: &str =
-    "UPDATE placements SET x = $3, y = $4, w = $5, h = $6 WHERE pinboard_id = $1 AND pin_id = $2";
-pub(super) const TOUCH_BOARD: &str =
-    "UPDATE pinboards SET updated_at = CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE id = $1";
+const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2";
 
-/// Splits a board's placements into the one of `pin_id` and the others.
-pub(super) fn split_placements(
-    all: Vec<Placement>,
-    pin_id: &str,
-) -> (Option<Position>, Vec<Placement>) {
-    let mut current = None;
-    let others = all
-        .into_iter()
-        .filter(|p| {
-            if p.pin_id == pin_id {
-                current = Some(p.position);
-                false
-            } else {
-                true
-            }
-        })
-        .collect();
-    (current, others)
+/// A board from [`BOARD_COLUMNS`] at column `first` on.
+fn board_at(row: &impl Record, first: usize) -> Result<Pinboard> {
+    Ok(Pinboard {
+        id: row.get(first)?,
+        title: row.get(first + 1)?,
+        description: row.get(first + 2)?,
+        tags: row.list(first + 3)?,
+        sharing: Sharing {
+            is_public: row.get(first + 4)?,
+            allow_edit: row.get(first + 5)?,
+            require_sign_in: row.get(first + 6)?,
+            allow_comments: row.get(first + 7)?,
+        },
+        created_at: row.get(first + 8)?,
+        updated_at: row.get(first + 9)?,
+    })
+}
+
+/// A position from the row's first four columns (`x, y, w, h`).
+pub(super) fn position_from_row(row: &impl Record) -> Result<Position> {
+    Ok(Position {
+        x: row.get(0)?,
+        y: row.get(1)?,
+        w: row.get(2)?,
+        h: row.get(3)?,
+    })
+}
+
+impl<B: Backend> BoardStore for B {
+    async fn insert_pinboard(&self, ws: &str, board: &Pinboard) -> Result<()> {
+        let s = board.sharing;
+        B::query(INSERT_BOARD)
+            .bind(&board.id)
+            .bind(ws)
+            .bind(&board.title)
+            .bind(&board.description)
+            .bind_list(&board.tags)
+            .bind(s.is_public)
+            .bind(s.allow_edit)
+            .bind(s.require_sign_in)
+            .bind(s.allow_comments)
+            .bind(board.created_at)
+            .bind(board.updated_at)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(())
+    }
+
+    async fn get_pinboard(&self, ws: &str, id: &str) -> Result<Option<Pinboard>> {
+        let sql =
+            format!("SELECT {BOARD_COLUMNS} FROM pinboards WHERE workspace_id = $1 AND id = $2");
+        let row = B::query(&sql)
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.map(|r| board_at(&r, 0)).transpose()
+    }
+
+    async fn placed_pins(&self, ws: &str, board_id: &str) -> Result<Vec<PlacedPin>> {
+        let rows = B::query(PLACED_PINS)
+            .bind(board_id)
+            .bind(ws)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(PlacedPin {
+                    position: position_from_row(r)?,
+                    pin: pin_at(r, 4)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn list_pinboards(&self, ws: &str, query: &BoardQuery) -> Result<Vec<(i64, Pinboard)>> {
+        let sql = format!(
+            "SELECT seq, {BOARD_COLUMNS} FROM pinboards WHERE workspace_id = $1 AND seq < $2 \
+             ORDER BY seq DESC LIMIT $3"
+        );
+        let rows = B::query(&sql)
+            .bind(ws)
+            .bind(query.before_seq.unwrap_or(i64::MAX))
+            .bind(query.limit)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.get(0)?, board_at(r, 1)?)))
+            .collect()
+    }
+
+    async fn update_pinboard(
+        &self,
+        ws: &str,
+        id: &str,
+        change: &mut BoardChange<'_>,
+    ) -> Result<Pinboard> {
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
+        let sql = format!(
+            "SELECT {BOARD_COLUMNS} FROM pinboards WHERE workspace_id = $1 AND id = $2{}",
+            B::FOR_UPDATE
+        );
+        let row = B::query(&sql)
+            .bind(ws)
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or_else(board_missing)?;
+        let new = change(board_at(&row, 0)?)?;
+        let s = new.sharing;
+        B::query(UPDATE_BOARD)
+            .bind(id)
+            .bind(&new.title)
+            .bind(&new.description)
+            .bind_list(&new.tags)
+            .bind(s.is_public)
+            .bind(s.allow_edit)
+            .bind(s.require_sign_in)
+            .bind(s.allow_comments)
+            .bind(new.updated_at)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(new)
+    }
+
+    async fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool> {
+        // One statement: the board goes, its placements follow (ON DELETE CASCADE; SQLite's
+        // writer connection enforces foreign keys).
+        let done = B::query(DELETE_BOARD)
+            .bind(ws)
+            .bind(id)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(done == 1)
+    }
+
+    async fn shared_pin(&self, id: &str) -> Result<Option<Pin>> {
+        let sql = format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE id = $1 AND is_public AND NOT require_sign_in"
+        );
+        let row = B::query(&sql)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        row.map(|r| pin_at(&r, 0)).transpose()
+    }
+
+    async fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>> {
+        let sql = format!(
+            "SELECT workspace_id, {BOARD_COLUMNS} FROM pinboards \
+             WHERE id = $1 AND is_public AND NOT require_sign_in"
+        );
+        let row = B::query(&sql)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        let Some(row) = row else { return Ok(None) };
+        let ws: String = row.get(0)?;
+        let board = board_at(&row, 1)?;
+        let pins = self.placed_pins(&ws, id).await?;
+        Ok(Some((board, pins)))
+    }
 }

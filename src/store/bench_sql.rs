@@ -8,7 +8,12 @@
 //! `\gset` (the benchmark's own, filling variables) are dropped, and each run of whitespace
 //! becomes one space.
 
-use crate::{limits::postgres::CHECK, store};
+use super::{
+    keys::FIND_KEY,
+    pins::{INSERT_PIN, LIST_PIN_KEYS},
+    postgres,
+};
+use crate::limits::postgres::CHECK;
 
 /// The statements of a `bench/sql/` file, normalised.
 fn statements(file: &str) -> Vec<String> {
@@ -95,9 +100,9 @@ fn pgbench_create_runs_what_a_postgres_create_runs() {
     assert_runs(
         "create.sql",
         &[
-            (store::FIND_KEY, &[":lookup"]),
+            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
-            (store::INSERT_PIN, &PG_INSERT_PIN),
+            (INSERT_PIN, &PG_INSERT_PIN),
         ],
     );
 }
@@ -107,24 +112,20 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
     assert_runs(
         "read.sql",
         &[
-            (store::FIND_KEY, &[":lookup"]),
+            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
-            (store::postgres::GET_PINS, &[":ws", ":ids"]),
+            (postgres::GET_PINS, &[":ws", ":ids"]),
         ],
     );
 }
 
 #[test]
 fn pgbench_list_runs_what_a_postgres_list_runs() {
-    let keys = format!(
-        "{}{}201",
-        store::LIST_PIN_KEYS,
-        store::postgres::NEWEST_FIRST
-    );
+    let keys = format!("{}{}201", LIST_PIN_KEYS, postgres::NEWEST_FIRST);
     assert_runs(
         "list.sql",
         &[
-            (store::FIND_KEY, &[":lookup"]),
+            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (&keys, &[":ws"]),
         ],
@@ -150,9 +151,9 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
     assert_runs(
         "batch.sql",
         &[
-            (store::FIND_KEY, &[":lookup"]),
+            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
-            (store::postgres::INSERT_PINS, &arrays),
+            (postgres::insert::INSERT_PINS, &arrays),
         ],
     );
 }
@@ -175,9 +176,6 @@ fn sqlite_ceiling_runs_what_a_sqlite_create_runs() {
     ];
     assert_runs(
         "sqlite_create.sql",
-        &[
-            (store::FIND_KEY, &[":lookup"]),
-            (store::INSERT_PIN, &insert),
-        ],
+        &[(FIND_KEY, &[":lookup"]), (INSERT_PIN, &insert)],
     );
 }

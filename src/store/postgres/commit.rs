@@ -11,9 +11,9 @@
 use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
 use tokio::sync::mpsc;
 
-use super::{
+use super::{insert::insert_rows, WAIT_FOR_CONNECTION};
+use crate::store::{
     group_commit::{answer, same_failure, Committer, Job, MAX_GROUP},
-    postgres::{insert_rows, WAIT_FOR_CONNECTION},
     Created, Pin,
 };
 use crate::{error::Result, Error};
@@ -114,8 +114,9 @@ mod tests {
     use super::*;
     use crate::store::{
         group_commit::tests::{job, pin, stored_unless_poisoned},
+        keys::KeyStore,
         postgres::PgStore,
-        Backend,
+        sql::Backend,
     };
 
     /// A server that accepts the connection and never answers: the loop gives up connecting
