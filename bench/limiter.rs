@@ -156,7 +156,9 @@ async fn main() {
             .expect("create db");
         let url = format!("{admin}/{name}");
         let baseline = request_cost(&url, n).await;
-        let store = Store::open(&url, 8).await.expect("store");
+        let store = Store::open(&url, 8, corkboard::events::Records::shared("http://bench"))
+            .await
+            .expect("store");
         let limiter = Limiter::for_store(&store);
         let ours = check_cost(&limiter, n).await;
         line("limiter_postgres_vs_postgres_get", ours, baseline);

@@ -30,6 +30,7 @@ use crate::{
     clock::{Clock, SystemClock},
     config::{Limits, Settings},
     error::{Error, Result},
+    events::Hub,
     limits::{AuthGuard, Limiter},
     metrics::Metrics,
     store::Store,
@@ -56,17 +57,27 @@ pub struct AppState {
     touched: Arc<Mutex<HashMap<String, Instant>>>,
     /// Rendered pin records for the lists (see [`crate::pins::records`]).
     pub records: Arc<crate::pins::records::RecordCache>,
+    /// The live event streams of this replica.
+    pub events: Arc<Hub>,
 }
 
 impl AppState {
     /// Opens (and migrates) the configured store.
     pub async fn connect(settings: Settings) -> Result<Self> {
-        let store = Store::open(&settings.store_url(), settings.max_connections).await?;
+        let store = Store::open(
+            &settings.store_url(),
+            settings.max_connections,
+            crate::events::Records::shared(&settings.public_base()),
+        )
+        .await?;
         Ok(Self::new(store, settings))
     }
 
     pub fn new(store: Store, settings: Settings) -> Self {
+        let events = Hub::new(store.clone(), settings.events.clone());
+        events.prune_in_background();
         AppState {
+            events,
             limiter: Arc::new(Limiter::for_store(&store)),
             clock: Arc::new(SystemClock),
             auth_guard: Arc::default(),
@@ -188,6 +199,7 @@ pub async fn serve(
     let grace = Duration::from_secs(state.settings.shutdown_grace_secs);
     let ready = state.ready.clone();
     let store = state.store.clone();
+    let events = state.events.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let app = router(state);
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
@@ -195,6 +207,8 @@ pub async fn serve(
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         tracing::info!("shutting down: finishing in-flight requests");
+        // Event streams never finish by themselves: end them, their clients reconnect.
+        events.stop();
         let _ = stopping_tx.send(());
     });
     let server = server.into_future();

@@ -77,12 +77,16 @@ pub async fn run() -> ExitCode {
     init_tracing(settings.log_format);
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(settings).await,
-        Command::Migrate => Store::open(&settings.store_url(), 1)
-            .await
-            .map(|s| {
-                eprintln!("migrations applied ({})", s.backend_name());
-            })
-            .map_err(|e| e.to_string()),
+        Command::Migrate => Store::open(
+            &settings.store_url(),
+            1,
+            crate::events::Records::shared(&settings.public_base()),
+        )
+        .await
+        .map(|s| {
+            eprintln!("migrations applied ({})", s.backend_name());
+        })
+        .map_err(|e| e.to_string()),
         Command::Keys { command } => keys(settings, command).await,
         Command::Config => {
             println!("{}", settings.redacted_json());
@@ -149,9 +153,13 @@ async fn bootstrap(state: &AppState) -> crate::Result<()> {
 }
 
 async fn keys(settings: Settings, command: KeysCommand) -> Result<(), String> {
-    let store = Store::open(&settings.store_url(), 1)
-        .await
-        .map_err(|e| e.to_string())?;
+    let store = Store::open(
+        &settings.store_url(),
+        1,
+        crate::events::Records::shared(&settings.public_base()),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let result = match command {
         KeysCommand::Create {
             name,

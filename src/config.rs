@@ -29,6 +29,7 @@ pub struct Settings {
     pub limits: Limits,
     pub rate_limits: crate::limits::RateLimitSettings,
     pub auth: AuthSettings,
+    pub events: crate::events::EventSettings,
 }
 
 /// Credentials other than API keys.

@@ -65,6 +65,8 @@ pub enum Error {
         reset_at: i64,
         retry_after: u64,
     },
+    #[error("too many open event streams for this credential or address (at most {limit})")]
+    TooManyStreams { limit: u32 },
     #[error("the store is unavailable; retry shortly")]
     Unavailable,
     #[error("internal error")]
@@ -128,9 +130,9 @@ impl Error {
             Error::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Error::RateLimited { .. } | Error::TooManyAuthFailures { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            Error::RateLimited { .. }
+            | Error::TooManyAuthFailures { .. }
+            | Error::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -167,7 +169,9 @@ impl Error {
             Error::PreconditionFailed { .. } => "PRECONDITION_FAILED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
             Error::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
-            Error::RateLimited { .. } | Error::TooManyAuthFailures { .. } => "RATE_LIMIT_EXCEEDED",
+            Error::RateLimited { .. }
+            | Error::TooManyAuthFailures { .. }
+            | Error::TooManyStreams { .. } => "RATE_LIMIT_EXCEEDED",
             Error::Unavailable => "SERVICE_UNAVAILABLE",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
@@ -213,6 +217,7 @@ impl Error {
                 "tier": tier,
                 "upgrade_url": upgrade_url,
             })),
+            Error::TooManyStreams { limit } => Some(json!({ "limit": limit, "window": "streams" })),
             Error::TooManyAuthFailures {
                 limit, reset_at, ..
             } => Some(json!({
@@ -295,6 +300,7 @@ impl IntoResponse for Error {
             Error::Unavailable => Some(1),
             Error::RateLimited { retry_after, .. }
             | Error::TooManyAuthFailures { retry_after, .. } => Some(*retry_after),
+            Error::TooManyStreams { .. } => Some(1),
             _ => None,
         };
         if let Some(secs) = retry_after {

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod ids;
 pub mod limits;
 pub mod metrics;

@@ -4,6 +4,7 @@
 mod api_keys;
 mod collaborators;
 pub mod docs;
+mod events;
 mod health;
 mod json;
 mod openapi;
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api_keys::routes())
         .merge(roles::routes())
         .merge(collaborators::routes())
+        .merge(events::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,

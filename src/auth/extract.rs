@@ -62,7 +62,7 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
 }
 
 /// The principal when it holds `scope`, else the 403 that fits its kind.
-pub(super) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
+pub(crate) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
     if principal.scopes.allows(scope) {
         return Ok(principal);
     }

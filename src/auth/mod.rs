@@ -12,7 +12,7 @@ pub mod roles;
 mod users;
 
 pub use board_access::{on_board, BoardAuth};
-pub(crate) use extract::authenticate;
+pub(crate) use extract::{authenticate, require};
 pub use extract::{
     AllScopes, Auth, PinboardsInvite, PinboardsRead, PinboardsWrite, PinsRead, PinsShare,
     PinsWrite, RequiredScope,

@@ -211,6 +211,18 @@ pub struct BoardWithPins<'a> {
     pub pins: Vec<PlacedRecord<'a>>,
 }
 
+impl<'a> BoardWithPins<'a> {
+    pub fn new(board: &'a Pinboard, placed: &'a [PlacedPin], public_base: &str) -> Result<Self> {
+        Ok(BoardWithPins {
+            board: BoardRecord::new(board, public_base),
+            pins: placed
+                .iter()
+                .map(|p| PlacedRecord::new(p, public_base))
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
 /// One placed pin of a board read.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "PlacedPin", deny_unknown_fields)]

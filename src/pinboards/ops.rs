@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{
     grid::{Move, PositionInput, Wanted},
-    BoardRecord, BoardWithPins, CreateBoardBody, PlacedRecord, UpdateBoardBody,
+    BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
 };
 use crate::{
     app::AppState,
@@ -48,14 +48,7 @@ pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
         .await?
         .ok_or_else(board_missing)?;
     let placed = state.store.placed_pins(ws, id).await?;
-    let base = state.public_base();
-    to_data(&BoardWithPins {
-        board: BoardRecord::new(&board, base),
-        pins: placed
-            .iter()
-            .map(|p| PlacedRecord::new(p, base))
-            .collect::<Result<_>>()?,
-    })
+    to_data(&BoardWithPins::new(&board, &placed, state.public_base())?)
 }
 
 /// `GET /pinboards`: newest first, keyset-paginated like `GET /pins`.

@@ -3,6 +3,7 @@
 
 use sqlx::Connection as _;
 
+use super::events::{NewEvent, Render};
 use super::pins::{pin_at, PIN_COLUMNS};
 use super::sql::{Backend, Record};
 use super::Pin;
@@ -146,9 +147,64 @@ pub(super) fn position_from_row(row: &impl Record) -> Result<Position> {
     })
 }
 
+fn board_event(
+    ws: &str,
+    event: &'static str,
+    board: &Pinboard,
+    pins: &[PlacedPin],
+    render: &dyn Render,
+) -> Result<NewEvent> {
+    Ok(NewEvent {
+        workspace_id: ws.to_owned(),
+        event,
+        resource_id: board.id.clone(),
+        version: None,
+        boards: vec![board.id.clone()],
+        at: board.updated_at,
+        data: render.board(board, pins)?,
+    })
+}
+
+/// The `pinboard.updated` event of the workspace's board `id` as it stands in the
+/// transaction, with its placements.
+pub(super) async fn board_updated<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    id: &str,
+    render: &dyn Render,
+) -> Result<NewEvent> {
+    let sql = format!("SELECT {BOARD_COLUMNS} FROM pinboards WHERE workspace_id = $1 AND id = $2");
+    let row = B::query(&sql)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or_else(board_missing)?;
+    let board = board_at(&row, 0)?;
+    let rows = B::query(PLACED_PINS)
+        .bind(id)
+        .bind(ws)
+        .fetch_all(tx)
+        .await?;
+    let pins = rows
+        .iter()
+        .map(placed_from_row)
+        .collect::<Result<Vec<_>>>()?;
+    board_event(ws, "pinboard.updated", &board, &pins, render)
+}
+
+fn placed_from_row(row: &impl Record) -> Result<PlacedPin> {
+    Ok(PlacedPin {
+        position: position_from_row(row)?,
+        pin: pin_at(row, 4)?,
+    })
+}
+
 impl<B: Backend> BoardStore for B {
     async fn insert_pinboard(&self, ws: &str, board: &Pinboard) -> Result<()> {
         let s = board.sharing;
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
         B::query(INSERT_BOARD)
             .bind(&board.id)
             .bind(ws)
@@ -161,8 +217,12 @@ impl<B: Backend> BoardStore for B {
             .bind(s.allow_comments)
             .bind(board.created_at)
             .bind(board.updated_at)
-            .execute(&mut *self.writer().await?)
+            .execute(&mut *tx)
             .await?;
+        let event = board_event(ws, "pinboard.created", board, &[], self.render())?;
+        B::append_events(&mut *tx, &[event]).await?;
+        tx.commit().await?;
+        self.committed(ws);
         Ok(())
     }
 
@@ -183,14 +243,7 @@ impl<B: Backend> BoardStore for B {
             .bind(ws)
             .fetch_all(&mut *self.reader().await?)
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(PlacedPin {
-                    position: position_from_row(r)?,
-                    pin: pin_at(r, 4)?,
-                })
-            })
-            .collect()
+        rows.iter().map(placed_from_row).collect()
     }
 
     async fn list_pinboards(&self, ws: &str, query: &BoardQuery) -> Result<Vec<(i64, Pinboard)>> {
@@ -241,19 +294,37 @@ impl<B: Backend> BoardStore for B {
             .bind(new.updated_at)
             .execute(&mut *tx)
             .await?;
+        let event = board_updated::<B>(&mut *tx, ws, id, self.render()).await?;
+        B::append_events(&mut *tx, &[event]).await?;
         tx.commit().await?;
+        self.committed(ws);
         Ok(new)
     }
 
     async fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool> {
-        // One statement: the board goes, its placements follow (ON DELETE CASCADE; SQLite's
-        // writer connection enforces foreign keys).
+        // The board goes, its placements follow (ON DELETE CASCADE; SQLite's writer
+        // connection enforces foreign keys).
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
         let done = B::query(DELETE_BOARD)
             .bind(ws)
             .bind(id)
-            .execute(&mut *self.writer().await?)
+            .execute(&mut *tx)
             .await?;
-        Ok(done == 1)
+        if done != 1 {
+            return Ok(false);
+        }
+        let event = NewEvent::deleted(
+            ws,
+            "pinboard.deleted",
+            id,
+            vec![id.to_owned()],
+            crate::clock::now_ms(),
+        );
+        B::append_events(&mut *tx, &[event]).await?;
+        tx.commit().await?;
+        self.committed(ws);
+        Ok(true)
     }
 
     async fn shared_pin(&self, id: &str) -> Result<Option<Pin>> {

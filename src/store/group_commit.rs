@@ -1,14 +1,14 @@
 //! Group commit: creates queue for one loop, on a thread of its own, that writes every create
 //! waiting in as few statements as it can, commits once, and only then answers each caller:
 //! durable on acknowledgement, one commit (and one disk sync) for the group. Each store
-//! brings the loop ([`super::sqlite_commit`], [`super::pg_commit`]); a failing create fails
-//! alone in both.
+//! brings the loop (`sqlite/commit.rs`, `postgres/commit.rs`); a failing create fails alone
+//! in both, and each create's events commit with it.
 
 use std::future::Future;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Created, Idempotent, Pin};
+use super::{events::NewEvent, Created, Idempotent, Pin};
 use crate::{error::Result, Error};
 
 /// Most creates sharing one commit.
@@ -19,6 +19,8 @@ pub(super) struct Job {
     pub ws: String,
     pub pins: Vec<Pin>,
     pub idem: Option<Idempotent>,
+    /// One `pin.created` per pin, appended in the same transaction.
+    pub events: Vec<NewEvent>,
     pub reply: oneshot::Sender<Result<Created>>,
 }
 
@@ -56,12 +58,14 @@ impl Committer {
         ws: &str,
         pins: &[Pin],
         idem: Option<&Idempotent>,
+        events: Vec<NewEvent>,
     ) -> Result<Created> {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             ws: ws.to_owned(),
             pins: pins.to_vec(),
             idem: idem.cloned(),
+            events,
             reply,
         };
         self.jobs.send(job).await.map_err(|_| Error::Unavailable)?;
@@ -121,9 +125,15 @@ pub(super) mod tests {
 
     /// A create of pins with these titles, keyed when `key` is given.
     pub(in crate::store) fn job(ws: &str, titles: &[&str], key: Option<&str>) -> Job {
+        let pins: Vec<Pin> = titles.iter().map(|t| pin(t)).collect();
+        let events = pins
+            .iter()
+            .map(|p| NewEvent::deleted(ws, "pin.created", &p.id, Vec::new(), 0))
+            .collect();
         Job {
             ws: ws.into(),
-            pins: titles.iter().map(|t| pin(t)).collect(),
+            pins,
+            events,
             idem: key.map(|key| Idempotent {
                 key: key.into(),
                 request_hash: "hash".into(),

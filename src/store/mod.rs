@@ -38,6 +38,7 @@ macro_rules! insert_pins_into {
 #[cfg(test)]
 mod bench_sql;
 mod boards;
+mod events;
 mod group_commit;
 mod identity;
 mod keys;
@@ -48,13 +49,17 @@ mod sql;
 mod sqlite;
 
 pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
+pub use events::{Commits, Event, Render};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use keys::KeyRow;
 pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery};
 pub use placements::Placer;
 
+use std::sync::Arc;
+
 use crate::{error::Result, Error};
 use boards::BoardStore;
+use events::EventStore;
 use identity::IdentityStore;
 use keys::KeyStore;
 use pins::PinStore;
@@ -80,15 +85,16 @@ macro_rules! delegate {
 }
 
 impl Store {
-    /// Connects to `url` (`sqlite:` or `postgres:`) and applies the migrations.
-    pub async fn open(url: &str, max_connections: u32) -> Result<Store> {
+    /// Connects to `url` (`sqlite:` or `postgres:`) and applies the migrations; `render`
+    /// gives the records the event log carries.
+    pub async fn open(url: &str, max_connections: u32, render: Arc<dyn Render>) -> Result<Store> {
         if url.starts_with("sqlite:") {
             Ok(Store::Sqlite(
-                sqlite::SqliteStore::open(url, max_connections).await?,
+                sqlite::SqliteStore::open(url, max_connections, render).await?,
             ))
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Ok(Store::Postgres(
-                postgres::PgStore::open(url, max_connections).await?,
+                postgres::PgStore::open(url, max_connections, render).await?,
             ))
         } else {
             Err(Error::Internal(format!(
@@ -103,6 +109,14 @@ impl Store {
         match self {
             Store::Sqlite(_) => None,
             Store::Postgres(s) => Some(s.connections()),
+        }
+    }
+
+    /// Where the live streams learn that a workspace has new events.
+    pub fn commits(&self) -> &Commits {
+        match self {
+            Store::Sqlite(s) => s.commits(),
+            Store::Postgres(s) => s.commits(),
         }
     }
 
@@ -153,6 +167,9 @@ impl Store {
         fn collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<Collaborator>>;
         fn set_collaborator_role(&self, ws: &str, board_id: &str, user_id: &str, role: &str) -> Result<bool>;
         fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool>;
+        fn events_after(&self, ws: &str, seq: i64, limit: i64) -> Result<Vec<Event>>;
+        fn event_bounds(&self) -> Result<(i64, i64)>;
+        fn prune_events(&self, before: i64) -> Result<u64>;
         fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::Connection as _;
 
+use super::events::NewEvent;
 use super::sql::{Backend, Db, Record, Statement};
 use super::Sharing;
 use crate::{error::Result, Error};
@@ -134,6 +135,8 @@ const VERSIONS: &str = concat!(
     pin_columns!(),
     " FROM pin_versions WHERE pin_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3"
 );
+/// The boards a pin is placed on (its events concern them too).
+pub(super) const PIN_BOARDS: &str = "SELECT pinboard_id FROM placements WHERE pin_id = $1";
 const FIND_IDEMPOTENT: &str =
     "SELECT key, request_hash, response, created_at FROM idempotency_keys \
      WHERE workspace_id = $1 AND key = $2 AND created_at >= $3";
@@ -271,6 +274,11 @@ async fn lock_pins<B: Backend>(
         .collect()
 }
 
+async fn pin_boards<B: Backend>(tx: &mut B::Db, pin_id: &str) -> Result<Vec<String>> {
+    let rows = B::query(PIN_BOARDS).bind(pin_id).fetch_all(tx).await?;
+    rows.iter().map(|r| Ok(r.get(0)?)).collect()
+}
+
 impl<B: Backend> PinStore for B {
     async fn update_pins(
         &self,
@@ -283,6 +291,7 @@ impl<B: Backend> PinStore for B {
         let mut tx = conn.begin().await?;
         let mut current = lock_pins::<B>(&mut *tx, ws, ids).await?;
         let mut updated = Vec::with_capacity(ids.len());
+        let mut events = Vec::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate() {
             let old = current.remove(id).ok_or_else(|| pin_missing(i))?;
             let new = change(i, old)?;
@@ -308,9 +317,19 @@ impl<B: Backend> PinStore for B {
                 .bind(new.version - 1 - i64::from(retention))
                 .execute(&mut *tx)
                 .await?;
+            let boards = pin_boards::<B>(&mut *tx, id).await?;
+            events.push(NewEvent::pin(
+                ws,
+                "pin.updated",
+                &new,
+                boards,
+                self.render(),
+            )?);
             updated.push(new);
         }
+        B::append_events(&mut *tx, &events).await?;
         tx.commit().await?;
+        self.committed(ws);
         Ok(updated)
     }
 
@@ -323,8 +342,12 @@ impl<B: Backend> PinStore for B {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
         let current = lock_pins::<B>(&mut *tx, ws, ids).await?;
+        let now = crate::clock::now_ms();
+        let mut events = Vec::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate() {
             check(i, current.get(id).ok_or_else(|| pin_missing(i))?)?;
+            let boards = pin_boards::<B>(&mut *tx, id).await?;
+            events.push(NewEvent::deleted(ws, "pin.deleted", id, boards, now));
         }
         B::query(B::UNPLACE_PINS)
             .bind_list(ids)
@@ -335,7 +358,9 @@ impl<B: Backend> PinStore for B {
             .bind_list(ids)
             .execute(&mut *tx)
             .await?;
+        B::append_events(&mut *tx, &events).await?;
         tx.commit().await?;
+        self.committed(ws);
         Ok(())
     }
 

@@ -7,7 +7,7 @@
 
 use sqlx::Connection as _;
 
-use super::boards::{board_missing, position_from_row, Placement, Position};
+use super::boards::{board_missing, board_updated, position_from_row, Placement, Position};
 use super::sql::{Backend, Record};
 use crate::error::{Error, Result};
 
@@ -126,6 +126,21 @@ async fn write_position<B: Backend>(
     touch_board::<B>(tx, board_id, now).await
 }
 
+/// Appends the board's `pinboard.updated` (with its placements as they now stand) and
+/// commits.
+async fn commit_board<B: Backend>(
+    store: &B,
+    mut tx: sqlx::Transaction<'_, <B::Db as sqlx::Connection>::Database>,
+    ws: &str,
+    board_id: &str,
+) -> Result<()> {
+    let event = board_updated::<B>(&mut *tx, ws, board_id, store.render()).await?;
+    B::append_events(&mut *tx, &[event]).await?;
+    tx.commit().await?;
+    store.committed(ws);
+    Ok(())
+}
+
 async fn touch_board<B: Backend>(tx: &mut B::Db, board_id: &str, now: i64) -> Result<()> {
     B::query(TOUCH_BOARD)
         .bind(board_id)
@@ -178,7 +193,7 @@ impl<B: Backend> PlacementStore for B {
         }
         let at = place(None, &others)?;
         write_position::<B>(&mut *tx, INSERT_PLACEMENT, board_id, pin_id, at, now).await?;
-        tx.commit().await?;
+        commit_board(self, tx, ws, board_id).await?;
         Ok(at)
     }
 
@@ -198,7 +213,7 @@ impl<B: Backend> PlacementStore for B {
         let current = current.ok_or_else(placement_missing)?;
         let at = place(Some(current), &others)?;
         write_position::<B>(&mut *tx, MOVE_PLACEMENT, board_id, pin_id, at, now).await?;
-        tx.commit().await?;
+        commit_board(self, tx, ws, board_id).await?;
         Ok(at)
     }
 
@@ -221,7 +236,6 @@ impl<B: Backend> PlacementStore for B {
             return Err(placement_missing());
         }
         touch_board::<B>(&mut *tx, board_id, now).await?;
-        tx.commit().await?;
-        Ok(())
+        commit_board(self, tx, ws, board_id).await
     }
 }

@@ -15,6 +15,7 @@ use sqlx::{
 };
 use std::{future::Future, ops::DerefMut, pin::Pin};
 
+use super::events::{Commits, NewEvent, Render};
 use super::{Created, Idempotent, PinKey, PinQuery};
 use crate::error::Result;
 
@@ -151,6 +152,17 @@ pub(crate) trait Backend: Sync {
     const UNPLACE_PINS: &'static str;
     /// Removes the workspace's (`$1`) pins in the list `$2`.
     const DELETE_PINS: &'static str;
+
+    /// Renders the records events carry.
+    fn render(&self) -> &dyn Render;
+    /// Where the live streams learn of new events.
+    fn commits(&self) -> &Commits;
+    /// Called after a commit that appended events of workspace `ws`: on SQLite it tells the
+    /// streams; on PostgreSQL the commit's own `NOTIFY` does, on every replica.
+    fn committed(&self, ws: &str);
+    /// Appends `events` inside the caller's transaction, as its last statement before the
+    /// commit (on PostgreSQL it serialises the workspace's appends until the commit).
+    fn append_events<'c>(tx: &'c mut Self::Db, events: &'c [NewEvent]) -> Run<'c, ()>;
 
     fn query(sql: &str) -> Statement<'_, Self::Db> {
         Statement(Self::Db::query(sql))

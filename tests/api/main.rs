@@ -13,6 +13,7 @@ mod idp;
 mod jwt;
 mod limits;
 mod lists;
+mod live;
 mod openapi;
 mod ops;
 mod pin_types;

@@ -11,8 +11,9 @@
 use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
 use tokio::sync::mpsc;
 
-use super::{insert::insert_rows, WAIT_FOR_CONNECTION};
+use super::{events::append, insert::insert_rows, WAIT_FOR_CONNECTION};
 use crate::store::{
+    events::NewEvent,
     group_commit::{answer, same_failure, Committer, Job, MAX_GROUP},
     Created, Pin,
 };
@@ -59,18 +60,15 @@ async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
     }
 }
 
-/// Writes the group in one statement. Jobs here carry no idempotency claim (keyed creates
-/// don't come to this loop; see `PgStore::insert_pins`). When PostgreSQL refuses it, each
-/// create is retried on its own, so only the refused one fails. Returns one result per create, and false when the
+/// Writes the group in one transaction: one statement for the pins, one for their events.
+/// Jobs here carry no idempotency claim (keyed creates don't come to this loop; see
+/// `PgStore::insert_pins`). When PostgreSQL refuses it, each create is retried on its own,
+/// so only the refused one fails. Returns one result per create, and false when the
 /// connection can't be trusted any more (a create that met that is answered 503: its
 /// outcome is unknown, as when any connection breaks mid-statement).
 async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>, bool) {
-    let rows: Vec<(&str, &Pin)> = group
-        .iter()
-        .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
-        .collect();
-    let error = match insert_rows(conn, &rows, None).await {
-        Ok(_) => return (group.iter().map(|_| Ok(Created::Stored)).collect(), true),
+    let error = match store(conn, group.iter()).await {
+        Ok(()) => return (group.iter().map(|_| Ok(Created::Stored)).collect(), true),
         Err(e) if group.len() > 1 && refused(&e) => e,
         Err(e) => {
             let healthy = refused(&e);
@@ -84,9 +82,8 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
     tracing::debug!(%error, creates = group.len(), "a group insert was refused; retrying each create");
     let mut results = Vec::with_capacity(group.len());
     for job in group {
-        let rows: Vec<(&str, &Pin)> = job.pins.iter().map(|pin| (job.ws.as_str(), pin)).collect();
-        match insert_rows(conn, &rows, None).await {
-            Ok(_) => results.push(Ok(Created::Stored)),
+        match store(conn, std::iter::once(job)).await {
+            Ok(()) => results.push(Ok(Created::Stored)),
             Err(e) if refused(&e) => results.push(Err(e.into())),
             Err(e) => {
                 let failure = e.into();
@@ -96,6 +93,22 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
         }
     }
     (results, true)
+}
+
+/// Stores the jobs' pins and events in one transaction.
+async fn store<'a>(
+    conn: &mut PgConnection,
+    jobs: impl Iterator<Item = &'a Job> + Clone,
+) -> Result<(), sqlx::Error> {
+    let rows: Vec<(&str, &Pin)> = jobs
+        .clone()
+        .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
+        .collect();
+    let events: Vec<NewEvent> = jobs.flat_map(|job| job.events.iter().cloned()).collect();
+    let mut tx = conn.begin().await?;
+    insert_rows(&mut tx, &rows, None).await?;
+    append(&mut tx, &events).await?;
+    tx.commit().await
 }
 
 /// PostgreSQL refused the statement itself (a constraint, a trigger): the connection is fine,
@@ -138,7 +151,9 @@ mod tests {
             .database("corkboard");
         let committer = start(options).unwrap();
         let started = std::time::Instant::now();
-        let result = committer.insert("ws", &[pin("waits")], None).await;
+        let result = committer
+            .insert("ws", &[pin("waits")], None, Vec::new())
+            .await;
         assert!(matches!(result, Err(Error::Unavailable)), "{result:?}");
         assert!(started.elapsed() < WAIT_FOR_CONNECTION * 2);
         hold.abort();
@@ -162,7 +177,9 @@ mod tests {
             .await
             .unwrap();
         let url = format!("{admin}/{name}");
-        let store = PgStore::open(&url, 2).await.unwrap();
+        let store = PgStore::open(&url, 2, crate::events::Records::shared("http://test"))
+            .await
+            .unwrap();
         let ws = store.ensure_workspace("default").await.unwrap();
         let mut conn = PgConnection::connect(&url).await.unwrap();
         sqlx::raw_sql(

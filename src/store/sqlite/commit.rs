@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use super::SqliteStore;
 use crate::error::Result;
 use crate::store::{
+    events::{Commits, NewEvent},
     group_commit::{answer, Committer, Job, MAX_GROUP},
     pins::{bind_new_pin, INSERT_PIN},
     sql::Backend,
@@ -25,11 +26,11 @@ use crate::store::{
 const HOLD_FOR: Duration = Duration::from_millis(10);
 
 /// Starts the loop that commits `writer`'s creates.
-pub(super) fn start(writer: SqlitePool) -> Result<Committer> {
-    Committer::start("corkboard-commit", move |queue| run(writer, queue))
+pub(super) fn start(writer: SqlitePool, commits: Commits) -> Result<Committer> {
+    Committer::start("corkboard-commit", move |queue| run(writer, commits, queue))
 }
 
-async fn run(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
+async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         let held_since = Instant::now();
@@ -43,6 +44,9 @@ async fn run(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
         loop {
             let done = commit(&mut conn, &group).await;
             let committed = done.is_ok();
+            if let Ok(results) = &done {
+                tell(&commits, &group, results);
+            }
             answer(&mut group, done);
             if !committed || held_since.elapsed() >= HOLD_FOR {
                 break;
@@ -60,24 +64,30 @@ async fn run(writer: SqlitePool, mut queue: mpsc::Receiver<Job>) {
     }
 }
 
-/// One commit for the whole group, in as few statements as it takes: creates without an
-/// `Idempotency-Key` share one INSERT per [`INSERT_CHUNK`] rows (with no BEGIN or COMMIT when
-/// they fit one), the others get a SAVEPOINT each. When a shared INSERT fails, its creates
-/// are retried one SAVEPOINT each, so only the failing one fails.
+/// Tells the streams which workspaces have new events (each once).
+fn tell(commits: &Commits, group: &[Job], results: &[Result<Created>]) {
+    let mut told: Vec<&str> = Vec::new();
+    for (job, result) in group.iter().zip(results) {
+        if matches!(result, Ok(Created::Stored)) && !told.contains(&job.ws.as_str()) {
+            commits.send(Some(&job.ws));
+            told.push(&job.ws);
+        }
+    }
+}
+
+/// One commit for the whole group, with the events of every create it stores: creates
+/// without an `Idempotency-Key` share one INSERT per [`INSERT_CHUNK`] rows, the others get a
+/// SAVEPOINT each. When a shared INSERT fails, its creates are retried one SAVEPOINT each,
+/// so only the failing one fails.
 async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Created>>> {
     let plain: Vec<(&str, &Pin)> = group
         .iter()
         .filter(|job| job.idem.is_none())
         .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
         .collect();
-    let plain_jobs = group.iter().filter(|job| job.idem.is_none()).count();
-    let all_plain = plain_jobs == group.len();
-    if all_plain && insert_together(conn, &plain).await? {
-        return Ok(group.iter().map(|_| Ok(Created::Stored)).collect());
-    }
     let mut tx = Connection::begin(conn).await?;
     // Inside the transaction, a failed shared INSERT undoes only itself (or its SAVEPOINT).
-    let shared = !all_plain && plain_jobs > 1 && insert_together(&mut tx, &plain).await?;
+    let shared = !plain.is_empty() && insert_together(&mut tx, &plain).await?;
     let mut results = Vec::with_capacity(group.len());
     for job in group {
         if shared && job.idem.is_none() {
@@ -96,6 +106,13 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
             }
         }
     }
+    let events: Vec<NewEvent> = group
+        .iter()
+        .zip(&results)
+        .filter(|(_, result)| matches!(result, Ok(Created::Stored)))
+        .flat_map(|(job, _)| job.events.iter().cloned())
+        .collect();
+    SqliteStore::append_events(&mut tx, &events).await?;
     tx.commit().await?;
     Ok(results)
 }
@@ -195,9 +212,13 @@ mod tests {
     #[tokio::test]
     async fn a_refused_create_fails_alone_in_every_kind_of_group() {
         let dir = std::env::temp_dir().join(format!("corkboard-commit-{}", uuid::Uuid::new_v4()));
-        let store = SqliteStore::open(&format!("sqlite://{}/c.db", dir.display()), 2)
-            .await
-            .unwrap();
+        let store = SqliteStore::open(
+            &format!("sqlite://{}/c.db", dir.display()),
+            2,
+            crate::events::Records::shared("http://test"),
+        )
+        .await
+        .unwrap();
         let ws = store.ensure_workspace("default").await.unwrap();
         let mut conn = store.writer.acquire().await.unwrap();
         sqlx::raw_sql(

@@ -6,7 +6,7 @@
 mod commit;
 mod page;
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
 
 use sqlx::{
     pool::PoolConnection,
@@ -16,9 +16,10 @@ use sqlx::{
     Row, Sqlite, SqliteConnection, SqlitePool,
 };
 
+use super::events::{self, Commits, NewEvent, Render};
 use super::group_commit::Committer;
 use super::pins::{bind_list_query, list_pin_keys_sql, pin_from_row, PIN_COLUMNS};
-use super::sql::{dialect, Backend, Column, Record};
+use super::sql::{dialect, Backend, Column, Record, Run};
 use super::{Created, Idempotent, Pin, PinKey, PinQuery};
 use crate::{error::Result, Error};
 use page::{PageRow, PAGE_ROW};
@@ -29,6 +30,8 @@ pub struct SqliteStore {
     reader: SqlitePool,
     /// Creates go through here: many requests' inserts share one commit (one fsync).
     committer: Committer,
+    render: Arc<dyn Render>,
+    commits: Commits,
 }
 
 fn list_column(row: &SqliteRow, column: impl Column) -> Result<Vec<String>> {
@@ -50,7 +53,7 @@ fn bind_list<'q>(
 dialect!(Sqlite, SqliteConnection, SqliteRow, list_column, bind_list);
 
 impl SqliteStore {
-    pub async fn open(url: &str, max_connections: u32) -> Result<Self> {
+    pub async fn open(url: &str, max_connections: u32, render: Arc<dyn Render>) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
@@ -80,11 +83,14 @@ impl SqliteStore {
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(options.read_only(true))
             .await?;
-        let committer = commit::start(writer.clone())?;
+        let commits = Commits::default();
+        let committer = commit::start(writer.clone(), commits.clone())?;
         Ok(SqliteStore {
             writer,
             reader,
             committer,
+            render,
+            commits,
         })
     }
 }
@@ -115,6 +121,36 @@ impl Backend for SqliteStore {
     const DELETE_PINS: &'static str =
         "DELETE FROM pins WHERE workspace_id = $1 AND id IN (SELECT value FROM json_each($2))";
 
+    fn render(&self) -> &dyn Render {
+        &*self.render
+    }
+
+    fn commits(&self) -> &Commits {
+        &self.commits
+    }
+
+    fn committed(&self, ws: &str) {
+        self.commits.send(Some(ws));
+    }
+
+    fn append_events<'c>(tx: &'c mut SqliteConnection, events: &'c [NewEvent]) -> Run<'c, ()> {
+        Box::pin(async move {
+            for e in events {
+                Self::query(events::APPEND_EVENT)
+                    .bind(&e.workspace_id)
+                    .bind(e.event)
+                    .bind(&e.resource_id)
+                    .bind(e.version)
+                    .bind_list(&e.boards)
+                    .bind(e.at)
+                    .bind(&e.data)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+
     async fn close(&self) {
         self.writer.close().await;
         self.reader.close().await;
@@ -126,7 +162,8 @@ impl Backend for SqliteStore {
         pins: &[Pin],
         idem: Option<&Idempotent>,
     ) -> Result<Created> {
-        self.committer.insert(ws, pins, idem).await
+        let events = events::created(ws, pins, &*self.render)?;
+        self.committer.insert(ws, pins, idem, events).await
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {

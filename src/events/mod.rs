@@ -1,0 +1,184 @@
+//! Live events (CONTRACT.md 10): the changes of a workspace as they commit, to any number of
+//! viewers, over Server-Sent Events.
+//!
+//! The store appends every event to its log in the change's own transaction and then says
+//! which workspace has news ([`crate::store::Commits`]: in process on SQLite, through
+//! `LISTEN/NOTIFY` from every replica on PostgreSQL). Per watched workspace one [`Feed`]
+//! reads the new events from the log, formats each once, and hands the same bytes to every
+//! viewer through a bounded broadcast: writers never wait for viewers, and a viewer that
+//! falls a whole buffer behind is ended and resumes with `Last-Event-ID`.
+
+mod feed;
+mod stream;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, Weak},
+    time::Duration,
+};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use crate::{
+    error::{Error, Result},
+    pinboards::BoardWithPins,
+    pins::PinRecord,
+    store::{Pin, Pinboard, PlacedPin, Render, Store},
+};
+pub(crate) use feed::{Feed, Frame};
+pub use stream::{Filter, Resume};
+
+/// `[events]` settings.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct EventSettings {
+    /// Open streams per credential (API key or user), per replica.
+    pub max_streams_per_key: usize,
+    /// How long the log keeps events: the furthest back a client can resume.
+    pub retention_secs: u64,
+    /// Seconds between `: keep-alive` comments on an idle stream.
+    pub heartbeat_secs: u64,
+    /// Events a viewer may have unread before it is ended (it resumes by its last id).
+    pub buffer: usize,
+}
+
+/// The records events carry, as the API's GETs render them.
+pub struct Records {
+    public_base: String,
+}
+
+impl Records {
+    /// The renderer the store is opened with.
+    pub fn shared(public_base: &str) -> Arc<dyn Render> {
+        Arc::new(Records {
+            public_base: public_base.to_owned(),
+        })
+    }
+}
+
+impl Render for Records {
+    fn pin(&self, pin: &Pin) -> Result<String> {
+        serde_json::to_string(&PinRecord::new(pin, &self.public_base)?)
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String> {
+        serde_json::to_string(&BoardWithPins::new(board, pins, &self.public_base)?)
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
+/// One replica's live side: the feeds of the workspaces someone watches, the open streams
+/// per credential, and the switch that ends every stream at shutdown.
+pub struct Hub {
+    store: Store,
+    settings: EventSettings,
+    feeds: Mutex<HashMap<String, Weak<Feed>>>,
+    open: Mutex<HashMap<String, usize>>,
+    stop: watch::Sender<bool>,
+}
+
+impl Hub {
+    pub fn new(store: Store, settings: EventSettings) -> Arc<Hub> {
+        Arc::new(Hub {
+            store,
+            settings,
+            feeds: Mutex::default(),
+            open: Mutex::default(),
+            stop: watch::channel(false).0,
+        })
+    }
+
+    pub fn settings(&self) -> &EventSettings {
+        &self.settings
+    }
+
+    /// Ends every stream (clients reconnect elsewhere) and refuses new ones.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// The feed of workspace `ws`, started when nobody watched it yet.
+    pub(crate) async fn feed(&self, ws: &str) -> Result<Arc<Feed>> {
+        if let Some(feed) = self.live_feed(ws) {
+            return Ok(feed);
+        }
+        let (_, newest) = self.store.event_bounds().await?;
+        let mut feeds = self.feeds.lock().map_err(|_| poisoned())?;
+        if let Some(feed) = feeds.get(ws).and_then(Weak::upgrade) {
+            return Ok(feed);
+        }
+        let feed = Arc::new(Feed::start(
+            self.store.clone(),
+            ws,
+            newest,
+            self.settings.buffer.max(1),
+            Duration::from_secs(self.settings.heartbeat_secs.max(1)),
+        ));
+        feeds.retain(|_, f| f.strong_count() > 0);
+        feeds.insert(ws.to_owned(), Arc::downgrade(&feed));
+        Ok(feed)
+    }
+
+    fn live_feed(&self, ws: &str) -> Option<Arc<Feed>> {
+        self.feeds.lock().ok()?.get(ws).and_then(Weak::upgrade)
+    }
+
+    /// Counts a stream of `who` against `limit`; the stream holds the [`Admission`] while it
+    /// is open. 429 beyond the limit.
+    pub(crate) fn admit(self: &Arc<Self>, who: String, limit: usize) -> Result<Admission> {
+        let mut open = self.open.lock().map_err(|_| poisoned())?;
+        let count = open.entry(who.clone()).or_default();
+        if *count >= limit {
+            return Err(Error::TooManyStreams {
+                limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            });
+        }
+        *count += 1;
+        Ok(Admission {
+            hub: self.clone(),
+            who,
+        })
+    }
+
+    /// Removes events older than the retention, every minute, while the hub lives.
+    pub fn prune_in_background(self: &Arc<Self>) {
+        let hub = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                let Some(hub) = hub.upgrade() else { return };
+                let retention = i64::try_from(hub.settings.retention_secs.saturating_mul(1000))
+                    .unwrap_or(i64::MAX);
+                let before = crate::clock::now_ms().saturating_sub(retention);
+                if let Err(e) = hub.store.prune_events(before).await {
+                    tracing::warn!(error = %e, "pruning the event log");
+                }
+            }
+        });
+    }
+}
+
+fn poisoned() -> Error {
+    Error::Internal("events hub lock poisoned".into())
+}
+
+/// An open stream, counted for its credential until dropped.
+pub(crate) struct Admission {
+    hub: Arc<Hub>,
+    who: String,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.hub.open.lock() {
+            if let Some(count) = open.get_mut(&self.who) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    open.remove(&self.who);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! One viewer's stream: the missed events (when it resumes), then the live ones that pass its
+//! filters, with a heartbeat, until it falls a buffer behind, the client goes, or the
+//! server shuts down.
+
+use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::Duration};
+
+use axum::body::{Body, Bytes};
+use tokio::sync::{broadcast, watch};
+
+use super::{Admission, Feed, Frame, Hub};
+use crate::error::Result;
+
+/// The reconnection delay offered to clients (`retry:`), ms.
+const RETRY_MS: u32 = 2000;
+/// Events of the log read at a time while catching up.
+const BACKLOG_PAGE: i64 = 500;
+
+/// Which events a viewer wants: each list empty means any; a frame must pass all three.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub pin_ids: Vec<String>,
+    pub pinboard_ids: Vec<String>,
+    pub types: Vec<String>,
+}
+
+impl Filter {
+    fn passes(&self, frame: &Frame) -> bool {
+        (self.types.is_empty() || self.types.contains(&frame.event))
+            && (self.pin_ids.is_empty()
+                || (frame.event.starts_with("pin.") && self.pin_ids.contains(&frame.resource_id)))
+            && (self.pinboard_ids.is_empty()
+                || frame.boards.iter().any(|b| self.pinboard_ids.contains(b)))
+    }
+}
+
+/// Where a viewer starts.
+#[derive(Debug, Clone)]
+pub enum Resume {
+    /// Only what commits from now on.
+    Live,
+    /// Everything after this id (the client's `Last-Event-ID`).
+    After(String),
+}
+
+struct Viewer {
+    /// Held so the feed runs while someone watches (it stops with its last viewer).
+    _feed: Arc<Feed>,
+    frames: broadcast::Receiver<Arc<Frame>>,
+    filter: Filter,
+    /// Sent already, or to send before the live frames.
+    queued: VecDeque<Bytes>,
+    /// The last id delivered: live frames up to it came through the backlog.
+    delivered: i64,
+    heartbeat: tokio::time::Interval,
+    stop: watch::Receiver<bool>,
+    _admission: Admission,
+}
+
+impl Hub {
+    /// The body of a stream of workspace `ws`'s events for an admitted viewer.
+    pub(crate) async fn stream(
+        self: &Arc<Self>,
+        ws: &str,
+        filter: Filter,
+        resume: Resume,
+        admission: Admission,
+    ) -> Result<Body> {
+        let feed = self.feed(ws).await?;
+        // Subscribed before the backlog is read: whatever commits meanwhile is in one or
+        // both, and the ids keep it from being sent twice.
+        let frames = feed.subscribe();
+        let mut queued = VecDeque::from([Bytes::from(format!("retry: {RETRY_MS}\n\n"))]);
+        let mut delivered = 0;
+        if let Resume::After(last) = resume {
+            match self.resumable(&last).await? {
+                Some(after) => {
+                    delivered = after;
+                    loop {
+                        let events = self.store.events_after(ws, delivered, BACKLOG_PAGE).await?;
+                        let full = events.len() as i64 == BACKLOG_PAGE;
+                        for event in events {
+                            delivered = event.seq;
+                            let frame = Frame::of(event);
+                            if filter.passes(&frame) {
+                                queued.push_back(frame.bytes);
+                            }
+                        }
+                        if !full {
+                            break;
+                        }
+                    }
+                }
+                None => queued.push_back(Bytes::from(
+                    "event: reset\ndata: {\"reason\":\"the last event id is unknown or older than \
+                     the log keeps: read the state again, then follow the stream\"}\n\n",
+                )),
+            }
+        }
+        let every = Duration::from_secs(self.settings.heartbeat_secs.max(1));
+        let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let viewer = Viewer {
+            _feed: feed,
+            frames,
+            filter,
+            queued,
+            delivered,
+            heartbeat,
+            stop: self.stop.subscribe(),
+            _admission: admission,
+        };
+        Ok(Body::from_stream(futures_util::stream::unfold(
+            viewer,
+            |mut viewer| async move {
+                viewer
+                    .next()
+                    .await
+                    .map(|bytes| (Ok::<_, Infallible>(bytes), viewer))
+            },
+        )))
+    }
+
+    /// The id after which a resuming viewer continues, or `None` when it is unknown or
+    /// older than the log keeps (the viewer is sent `reset`).
+    async fn resumable(&self, last: &str) -> Result<Option<i64>> {
+        let Ok(last) = last.trim().parse::<i64>() else {
+            return Ok(None);
+        };
+        let (oldest, newest) = self.store.event_bounds().await?;
+        let pruned = oldest > 0 && last < oldest - 1;
+        Ok((last >= 0 && last <= newest && !pruned).then_some(last))
+    }
+}
+
+impl Viewer {
+    /// The next bytes to send; `None` ends the stream.
+    async fn next(&mut self) -> Option<Bytes> {
+        if let Some(bytes) = self.queued.pop_front() {
+            return Some(bytes);
+        }
+        if *self.stop.borrow() {
+            return None;
+        }
+        loop {
+            tokio::select! {
+                frame = self.frames.recv() => match frame {
+                    Ok(frame) if frame.seq > self.delivered => {
+                        self.delivered = frame.seq;
+                        if self.filter.passes(&frame) {
+                            self.heartbeat.reset();
+                            return Some(frame.bytes.clone());
+                        }
+                    }
+                    Ok(_) => {}
+                    // A buffer behind (or the feed is gone): end; the client resumes.
+                    Err(_) => return None,
+                },
+                _ = self.heartbeat.tick() => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                _ = self.stop.changed() => return None,
+            }
+        }
+    }
+}

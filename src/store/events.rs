@@ -1,0 +1,178 @@
+//! The event log (CONTRACT.md 10): every write appends one event per changed resource in its
+//! own transaction ([`Backend::append_events`]), so a committed change can't lose its event
+//! and a rolled-back one can't publish one. After the commit, [`Commits`] tells the live
+//! streams which workspace has news; they read it back with [`EventStore::events_after`].
+
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
+
+use super::sql::{Backend, Record};
+use super::{Pin, Pinboard, PlacedPin};
+use crate::error::Result;
+
+/// The records events carry: what a GET of the resource returns. The store asks for them
+/// inside the write's transaction; the application renders them (its `shareable_url` base).
+pub trait Render: Send + Sync {
+    /// A pin's record, as `GET /pins/{id}` returns it.
+    fn pin(&self, pin: &Pin) -> Result<String>;
+    /// A board's record with its placements, as `GET /pinboards/{id}` returns it.
+    fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String>;
+}
+
+/// An event to append in a write's transaction.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub workspace_id: String,
+    /// `pin.created`, `pinboard.updated`, ...
+    pub event: &'static str,
+    pub resource_id: String,
+    pub version: Option<i64>,
+    /// The boards the change concerns: a board's own id, or the boards a pin is placed on.
+    pub boards: Vec<String>,
+    pub at: i64,
+    /// The record after the change (JSON), or `{"id", "deleted": true}`.
+    pub data: String,
+}
+
+impl NewEvent {
+    pub(super) fn pin(
+        ws: &str,
+        event: &'static str,
+        pin: &Pin,
+        boards: Vec<String>,
+        render: &dyn Render,
+    ) -> Result<Self> {
+        Ok(NewEvent {
+            workspace_id: ws.to_owned(),
+            event,
+            resource_id: pin.id.clone(),
+            version: Some(pin.version),
+            boards,
+            at: pin.updated_at,
+            data: render.pin(pin)?,
+        })
+    }
+
+    pub(super) fn deleted(
+        ws: &str,
+        event: &'static str,
+        id: &str,
+        boards: Vec<String>,
+        at: i64,
+    ) -> Self {
+        NewEvent {
+            workspace_id: ws.to_owned(),
+            event,
+            resource_id: id.to_owned(),
+            version: None,
+            boards,
+            at,
+            data: serde_json::json!({"id": id, "deleted": true}).to_string(),
+        }
+    }
+}
+
+/// A stored event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub seq: i64,
+    pub event: String,
+    pub resource_id: String,
+    pub version: Option<i64>,
+    pub boards: Vec<String>,
+    pub at: i64,
+    pub data: String,
+}
+
+/// Which workspaces have new events: sent after each commit that appended some (SQLite), or
+/// for each notification from PostgreSQL (any replica's commits). `None` means "anything
+/// may have changed" (PostgreSQL's listener reconnected): every reader catches up.
+#[derive(Clone)]
+pub struct Commits(broadcast::Sender<Option<Arc<str>>>);
+
+impl Default for Commits {
+    fn default() -> Self {
+        Commits(broadcast::channel(4096).0)
+    }
+}
+
+impl Commits {
+    pub fn subscribe(&self) -> broadcast::Receiver<Option<Arc<str>>> {
+        self.0.subscribe()
+    }
+
+    pub(super) fn send(&self, ws: Option<&str>) {
+        let _ = self.0.send(ws.map(Arc::from));
+    }
+}
+
+/// One event (SQLite appends them one by one, on its one writer).
+pub(super) const APPEND_EVENT: &str =
+    "INSERT INTO events (workspace_id, event, resource_id, version, \
+     boards, at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+
+/// The `pin.created` events of new pins.
+pub(super) fn created(ws: &str, pins: &[Pin], render: &dyn Render) -> Result<Vec<NewEvent>> {
+    pins.iter()
+        .map(|p| NewEvent::pin(ws, "pin.created", p, Vec::new(), render))
+        .collect()
+}
+
+const EVENTS_AFTER: &str = "SELECT seq, event, resource_id, version, boards, at, data FROM events \
+     WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
+const LAST_SEQ: &str = "SELECT COALESCE(MAX(seq), 0) FROM events";
+const OLDEST_SEQ: &str = "SELECT COALESCE(MIN(seq), 0) FROM events";
+const PRUNE: &str = "DELETE FROM events WHERE at < $1";
+
+/// Reading the log back.
+pub(crate) trait EventStore {
+    /// The workspace's events after `seq`, oldest first, at most `limit`.
+    async fn events_after(&self, ws: &str, seq: i64, limit: i64) -> Result<Vec<Event>>;
+    /// The oldest and the newest event ids still in the log (0 when it is empty).
+    async fn event_bounds(&self) -> Result<(i64, i64)>;
+    /// Removes the events older than `before` (ms); how many went.
+    async fn prune_events(&self, before: i64) -> Result<u64>;
+}
+
+impl<B: Backend> EventStore for B {
+    async fn events_after(&self, ws: &str, seq: i64, limit: i64) -> Result<Vec<Event>> {
+        let rows = B::query(EVENTS_AFTER)
+            .bind(ws)
+            .bind(seq)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Event {
+                    seq: r.get(0)?,
+                    event: r.get(1)?,
+                    resource_id: r.get(2)?,
+                    version: r.get(3)?,
+                    boards: r.list(4)?,
+                    at: r.get(5)?,
+                    data: r.get(6)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn event_bounds(&self) -> Result<(i64, i64)> {
+        let mut conn = self.reader().await?;
+        let mut bounds = [0; 2];
+        for (bound, sql) in bounds.iter_mut().zip([OLDEST_SEQ, LAST_SEQ]) {
+            if let Some(row) = B::query(sql).fetch_optional(&mut *conn).await? {
+                *bound = row.get(0)?;
+            }
+        }
+        Ok((bounds[0], bounds[1]))
+    }
+
+    async fn prune_events(&self, before: i64) -> Result<u64> {
+        Ok(B::query(PRUNE)
+            .bind(before)
+            .execute(&mut *self.writer().await?)
+            .await?)
+    }
+}

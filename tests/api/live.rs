@@ -1,0 +1,494 @@
+//! Live events over `GET /v1/events` (CONTRACT.md 10): each change gives exactly one event
+//! whose data equals a GET after it, in commit order; filters; isolation; resume and reset;
+//! heartbeat; the stream cap; writers never wait for a viewer; across replicas; shutdown.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::{
+    both_stores,
+    helpers::*,
+    pinboards::{new_board, new_pin, place},
+};
+
+/// Long enough for a loaded 2-core CI machine; events come within milliseconds.
+const WAIT: Duration = Duration::from_secs(10);
+
+/// One parsed server-sent frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: Value,
+    pub comment: Option<String>,
+    pub retry: Option<String>,
+}
+
+/// An open event stream, read frame by frame.
+pub struct Stream {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Stream {
+    /// Opens `GET path` (e.g. `/v1/events?type=pin.created`) with `key` and `headers`.
+    pub async fn open(app: &TestApp, path: &str, key: &str, headers: &[(&str, &str)]) -> Stream {
+        let mut req = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .bearer_auth(key);
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let response = req.send().await.expect("open stream");
+        Stream {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next frame of any kind, or `None` when the stream ended or `within` passed.
+    pub async fn next_frame(&mut self, within: Duration) -> Option<Frame> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                return Some(parse(&block));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk()).await;
+            match chunk {
+                Ok(Ok(Some(bytes))) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The next event (skipping comments and the retry hint).
+    pub async fn next_event(&mut self) -> Frame {
+        loop {
+            let frame = self.next_frame(WAIT).await.expect("an event within 10 s");
+            if frame.event.is_some() {
+                return frame;
+            }
+        }
+    }
+
+    /// The next `n` events.
+    pub async fn events(&mut self, n: usize) -> Vec<Frame> {
+        let mut events = Vec::with_capacity(n);
+        while events.len() < n {
+            events.push(self.next_event().await);
+        }
+        events
+    }
+}
+
+fn parse(block: &str) -> Frame {
+    let mut frame = Frame {
+        id: None,
+        event: None,
+        data: Value::Null,
+        comment: None,
+        retry: None,
+    };
+    for line in block.lines() {
+        if let Some(rest) = line.strip_prefix(':') {
+            frame.comment = Some(rest.trim().to_owned());
+        } else if let Some((field, value)) = line.split_once(": ") {
+            match field {
+                "id" => frame.id = Some(value.to_owned()),
+                "event" => frame.event = Some(value.to_owned()),
+                "data" => frame.data = serde_json::from_str(value).expect("one line of JSON"),
+                "retry" => frame.retry = Some(value.to_owned()),
+                other => panic!("unexpected field {other}"),
+            }
+        }
+    }
+    frame
+}
+
+/// A stream of the default workspace with the `*` key.
+async fn watch(app: &TestApp, query: &str) -> Stream {
+    let stream = Stream::open(app, &format!("/v1/events{query}"), &app.key, &[]).await;
+    assert_eq!(stream.status, 200);
+    stream
+}
+
+fn id_of(frame: &Frame) -> i64 {
+    frame
+        .id
+        .as_deref()
+        .expect("an id")
+        .parse()
+        .expect("a number")
+}
+
+/// Asserts the event's name and resource, and that its data equals `GET get_path` now.
+async fn assert_event(app: &TestApp, frame: &Frame, event: &str, id: &str, get_path: Option<&str>) {
+    assert_eq!(frame.event.as_deref(), Some(event), "{frame:?}");
+    assert_eq!(frame.data["type"], json!(event));
+    assert_eq!(frame.data["id"], json!(id));
+    assert!(frame.data["at"]
+        .as_str()
+        .is_some_and(|at| at.ends_with('Z')));
+    match get_path {
+        Some(path) => {
+            let now = app.get(path).await.expect(200);
+            assert_eq!(frame.data["data"], *now.data(), "{event} data is the GET");
+        }
+        None => assert_eq!(frame.data["data"], json!({"id": id, "deleted": true})),
+    }
+}
+
+both_stores! {
+    async fn a_stream_has_its_headers_and_each_pin_change_one_event_equal_to_a_get(app) {
+        let mut stream = watch(&app, "").await;
+        assert_eq!(stream.headers["content-type"], "text/event-stream");
+        assert_eq!(stream.headers["cache-control"], "no-cache");
+        assert_eq!(stream.headers["x-accel-buffering"], "no");
+        assert!(stream.headers.contains_key("x-ratelimit-remaining-minute"));
+        let first = stream.next_frame(WAIT).await.expect("the retry hint");
+        assert!(first.retry.is_some(), "{first:?}");
+
+        let pin = new_pin(&app, "Sales").await;
+        let path = format!("/v1/pins/{pin}");
+        let created = stream.next_event().await;
+        assert_event(&app, &created, "pin.created", &pin, Some(&path)).await;
+        assert_eq!(created.data["version"], json!(1));
+
+        app.patch(&path, &json!({"metadata": {"title": "Sales (EU)"}})).await.expect(200);
+        let updated = stream.next_event().await;
+        assert_event(&app, &updated, "pin.updated", &pin, Some(&path)).await;
+        assert_eq!(updated.data["version"], json!(2));
+
+        app.put(&format!("{path}/share"), &json!({"is_public": true})).await.expect(200);
+        let shared = stream.next_event().await;
+        assert_event(&app, &shared, "pin.updated", &pin, Some(&path)).await;
+        assert_eq!(shared.data["data"]["is_public"], json!(true));
+
+        app.delete(&path).await.expect(200);
+        let deleted = stream.next_event().await;
+        assert_event(&app, &deleted, "pin.deleted", &pin, None).await;
+        assert!(id_of(&created) < id_of(&updated));
+        assert!(id_of(&updated) < id_of(&shared));
+        assert!(id_of(&shared) < id_of(&deleted));
+    }
+
+    async fn each_board_change_gives_one_event_with_its_placements(app) {
+        let mut stream = watch(&app, "").await;
+        let board = new_board(&app, "Ops").await;
+        let path = format!("/v1/pinboards/{board}");
+        assert_event(&app, &stream.next_event().await, "pinboard.created", &board, Some(&path)).await;
+        let pin = new_pin(&app, "Latency").await;
+        assert_eq!(stream.next_event().await.event.as_deref(), Some("pin.created"));
+
+        place(&app, &board, &pin, None).await.expect(200);
+        let placed = stream.next_event().await;
+        assert_event(&app, &placed, "pinboard.updated", &board, Some(&path)).await;
+        assert_eq!(placed.data["data"]["pins"][0]["pin_id"], json!(pin));
+
+        let moved = json!({"position": {"x": 6, "y": 1, "w": 3, "h": 2}});
+        app.put(&format!("{path}/pins/{pin}"), &moved).await.expect(200);
+        let moved = stream.next_event().await;
+        assert_event(&app, &moved, "pinboard.updated", &board, Some(&path)).await;
+        assert_eq!(moved.data["data"]["pins"][0]["position"]["x"], json!(6));
+
+        app.patch(&path, &json!({"title": "Ops overview"})).await.expect(200);
+        assert_event(&app, &stream.next_event().await, "pinboard.updated", &board, Some(&path)).await;
+
+        app.delete(&format!("{path}/pins/{pin}")).await.expect(200);
+        let removed = stream.next_event().await;
+        assert_event(&app, &removed, "pinboard.updated", &board, Some(&path)).await;
+        assert_eq!(removed.data["data"]["pins"], json!([]));
+
+        app.delete(&path).await.expect(200);
+        assert_event(&app, &stream.next_event().await, "pinboard.deleted", &board, None).await;
+    }
+
+    async fn a_batch_of_n_gives_n_events_and_refused_writes_give_none(app) {
+        let mut stream = watch(&app, "").await;
+        let batch = json!({"pins": [stat_cards("a"), stat_cards("b"), stat_cards("c")]});
+        let created = app.post("/v1/pins/batch", &batch).await.expect(200);
+        let ids: Vec<Value> = created.data().as_array().unwrap().iter().map(|p| p["pin_id"].clone()).collect();
+        let events = stream.events(3).await;
+        let got: Vec<Value> = events.iter().map(|e| e.data["id"].clone()).collect();
+        assert_eq!(got, ids, "one event per pin, in request order");
+
+        // Refused: an invalid create, a batch with one invalid item, a stale If-Match, an
+        // update of a missing pin, an overlapping placement.
+        app.post("/v1/pins", &json!({"pin_type": "kpi", "pin_config": {}})).await.expect(400);
+        let bad_batch = json!({"pins": [stat_cards("ok"), {"pin_type": "nope"}]});
+        app.post("/v1/pins/batch", &bad_batch).await.expect(400);
+        let first = ids[0].as_str().unwrap();
+        let stale = app.req(Method::PATCH, &format!("/v1/pins/{first}")).header("If-Match", "\"9\"").json(&json!({"metadata": {"title": "x"}}));
+        app.send(stale).await.expect(412);
+        app.patch("/v1/pins/p-missing", &json!({"metadata": {"title": "x"}})).await.expect(404);
+        let board = new_board(&app, "B").await;
+        let at = json!({"x": 0, "y": 0, "w": 3, "h": 2});
+        place(&app, &board, first, Some(at.clone())).await.expect(200);
+        place(&app, &board, ids[1].as_str().unwrap(), Some(at)).await.expect(409);
+        let marker = new_pin(&app, "marker").await;
+        let rest = stream.events(3).await;
+        let names: Vec<_> = rest.iter().map(|e| e.event.clone().unwrap()).collect();
+        assert_eq!(names, ["pinboard.created", "pinboard.updated", "pin.created"]);
+        assert_eq!(rest[2].data["id"], json!(marker));
+    }
+
+    async fn filters_select_by_pin_board_and_type_and_combine(app) {
+        let board = new_board(&app, "Filtered").await;
+        let on_board = new_pin(&app, "on board").await;
+        let elsewhere = new_pin(&app, "elsewhere").await;
+        place(&app, &board, &on_board, None).await.expect(200);
+        let mut by_pin = watch(&app, &format!("?pin_id={elsewhere}")).await;
+        let mut by_board = watch(&app, &format!("?pinboard_id={board}")).await;
+        let mut by_type = watch(&app, "?type=pin.deleted&type=pinboard.updated").await;
+        let mut both = watch(&app, &format!("?pinboard_id={board}&type=pin.updated")).await;
+
+        app.patch(&format!("/v1/pins/{elsewhere}"), &json!({"metadata": {"title": "e2"}})).await.expect(200);
+        app.patch(&format!("/v1/pins/{on_board}"), &json!({"metadata": {"title": "b2"}})).await.expect(200);
+        app.patch(&format!("/v1/pinboards/{board}"), &json!({"title": "Filtered 2"})).await.expect(200);
+        app.delete(&format!("/v1/pins/{on_board}")).await.expect(200);
+        app.delete(&format!("/v1/pins/{elsewhere}")).await.expect(200);
+
+        let seen = |frames: Vec<Frame>| -> Vec<(String, String)> {
+            frames.into_iter().map(|f| (f.event.unwrap(), f.data["id"].as_str().unwrap().to_owned())).collect()
+        };
+        let pair = |e: &str, id: &str| (e.to_owned(), id.to_owned());
+        assert_eq!(seen(by_pin.events(2).await), [pair("pin.updated", &elsewhere), pair("pin.deleted", &elsewhere)]);
+        assert_eq!(
+            seen(by_board.events(3).await),
+            [pair("pin.updated", &on_board), pair("pinboard.updated", &board), pair("pin.deleted", &on_board)]
+        );
+        assert_eq!(
+            seen(by_type.events(3).await),
+            [pair("pinboard.updated", &board), pair("pin.deleted", &on_board), pair("pin.deleted", &elsewhere)]
+        );
+        assert_eq!(seen(both.events(1).await), [pair("pin.updated", &on_board)]);
+        // Nothing else came for the combined filter: the next event is a later one it wants.
+        let later = new_pin(&app, "later").await;
+        place(&app, &board, &later, None).await.expect(200);
+        app.patch(&format!("/v1/pins/{later}"), &json!({"metadata": {"title": "l2"}})).await.expect(200);
+        assert_eq!(seen(both.events(1).await), [pair("pin.updated", &later)]);
+    }
+
+    async fn a_stream_carries_only_its_own_workspace(app) {
+        let other = app.key_in("other", "*").await;
+        let mut theirs = Stream::open(&app, "/v1/events", &other, &[]).await;
+        assert_eq!(theirs.status, 200);
+        new_pin(&app, "ours").await;
+        let res = call(&app, &other, Method::POST, "/v1/pins", Some(&stat_cards("theirs"))).await.expect(200);
+        let event = theirs.next_event().await;
+        assert_eq!(event.data["id"], res.data()["pin_id"], "the other workspace's pin never shows");
+    }
+
+    async fn resuming_delivers_exactly_the_missed_events_then_live_ones(app) {
+        let mut stream = watch(&app, "").await;
+        let mut pins = Vec::new();
+        for i in 0..4 {
+            pins.push(new_pin(&app, &format!("p{i}")).await);
+        }
+        let seen = stream.events(4).await;
+        drop(stream);
+        let after = seen[1].id.clone().unwrap();
+        // Header, then the query parameter: each gives exactly the events after p1, once,
+        // then the live ones.
+        let mut expected: Vec<Value> = seen[2..].iter().map(|e| e.data["id"].clone()).collect();
+        for how in ["header", "query"] {
+            let mut resumed = match how {
+                "header" => Stream::open(&app, "/v1/events", &app.key, &[("Last-Event-ID", &after)]).await,
+                _ => Stream::open(&app, &format!("/v1/events?last_event_id={after}"), &app.key, &[]).await,
+            };
+            assert_eq!(resumed.status, 200);
+            expected.push(json!(new_pin(&app, how).await));
+            let got: Vec<Value> = resumed.events(expected.len()).await.iter().map(|e| e.data["id"].clone()).collect();
+            assert_eq!(got, expected);
+            assert!(resumed.next_frame(Duration::from_millis(300)).await.is_none_or(|f| f.event.is_none()));
+        }
+    }
+
+    async fn an_unknown_last_event_id_starts_with_reset(app) {
+        for last in ["nonsense", "999999999999"] {
+            let mut stream = Stream::open(&app, "/v1/events", &app.key, &[("Last-Event-ID", last)]).await;
+            assert_eq!(stream.status, 200);
+            let reset = stream.next_event().await;
+            assert_eq!(reset.event.as_deref(), Some("reset"));
+            assert!(reset.data["reason"].is_string());
+            let pin = new_pin(&app, last).await;
+            assert_eq!(stream.next_event().await.data["id"], json!(pin));
+        }
+    }
+
+    async fn opening_needs_pins_read_and_a_credential(app) {
+        let boards_only = app.key_with("pinboards:read").await;
+        let refused = Stream::open(&app, "/v1/events", &boards_only, &[]).await;
+        assert_eq!(refused.status, 403);
+        let res = app.send(app.client.get(format!("{}/v1/events", app.base))).await;
+        res.expect_error(401, "UNAUTHORIZED", None);
+        app.get("/v1/events?type=pin.exploded").await.expect_error(400, "VALIDATION_FAILED", Some("type"));
+        app.get("/v1/events?colour=red").await.expect_error(400, "VALIDATION_FAILED", Some("colour"));
+        let reader = app.key_with("pins:read").await;
+        let mut stream = Stream::open(&app, "/events", &reader, &[]).await;
+        assert_eq!(stream.status, 200, "the unprefixed alias too");
+        let pin = new_pin(&app, "seen").await;
+        assert_eq!(stream.next_event().await.data["id"], json!(pin));
+    }
+}
+
+/// A `json` pin of about 200 kB: 100 of them (20 MB) overflow the sockets' buffers.
+fn big_json_pin(i: usize) -> Value {
+    json!({"pin_type": "json", "pin_config": {"data": {"i": i, "pad": "x".repeat(200_000)}}})
+}
+
+/// A stream with `overrides` settings on a store of each kind.
+async fn each_store(overrides: &str) -> [TestApp; 2] {
+    [
+        TestApp::sqlite_with(overrides).await,
+        TestApp::postgres_with(overrides).await,
+    ]
+}
+
+/// Writers don't wait for a viewer that stopped reading: its socket fills, its buffer of 16
+/// events overflows, and when it reads again its stream ends after what was already sent;
+/// resuming by its last id then delivers every other event, once.
+#[tokio::test]
+async fn a_viewer_that_never_reads_is_ended_and_resumes_without_slowing_writers() {
+    for app in each_store("[events]\nbuffer = 16\n").await {
+        let mut stalled = watch(&app, "").await;
+        let started = std::time::Instant::now();
+        let mut made = Vec::new();
+        for i in 0..100 {
+            let res = app.post("/v1/pins", &big_json_pin(i)).await.expect(200);
+            made.push(res.data()["pin_id"].clone());
+        }
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(60), "100 creates took {took:?}");
+        let mut got = Vec::new();
+        let mut last = None;
+        while let Some(frame) = stalled.next_frame(WAIT).await {
+            if frame.event.is_some() {
+                got.push(frame.data["id"].clone());
+                last = frame.id;
+            }
+        }
+        assert!(
+            got.len() < made.len(),
+            "the stream ended early ({} events)",
+            got.len()
+        );
+        assert_eq!(got[..], made[..got.len()]);
+        let last = last.expect("some events came before the end");
+        let mut resumed =
+            Stream::open(&app, "/v1/events", &app.key, &[("Last-Event-ID", &last)]).await;
+        let rest: Vec<Value> = resumed
+            .events(made.len() - got.len())
+            .await
+            .iter()
+            .map(|e| e.data["id"].clone())
+            .collect();
+        assert_eq!(rest[..], made[got.len()..]);
+    }
+}
+
+#[tokio::test]
+async fn an_idle_stream_sends_a_heartbeat() {
+    for app in each_store("[events]\nheartbeat_secs = 1\n").await {
+        let mut stream = watch(&app, "").await;
+        let mut comment = None;
+        while comment.is_none() {
+            let frame = stream
+                .next_frame(Duration::from_secs(5))
+                .await
+                .expect("a heartbeat within 5 s");
+            comment = frame.comment;
+        }
+        assert_eq!(comment.as_deref(), Some("keep-alive"));
+    }
+}
+
+#[tokio::test]
+async fn each_credential_may_hold_only_so_many_streams() {
+    for app in each_store("[events]\nmax_streams_per_key = 2\nheartbeat_secs = 1\n").await {
+        let first = watch(&app, "").await;
+        let _second = watch(&app, "").await;
+        let third = app.get("/v1/events").await;
+        assert_eq!(third.header("retry-after"), Some("1"));
+        third.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        let other = app.key_with("pins:read").await;
+        assert_eq!(
+            Stream::open(&app, "/v1/events", &other, &[]).await.status,
+            200,
+            "per credential"
+        );
+        drop(first);
+        // The server notices the closed stream at its next write (a heartbeat at most).
+        let mut status = 0;
+        for _ in 0..50 {
+            status = Stream::open(&app, "/v1/events", &app.key, &[]).await.status;
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, 200);
+    }
+}
+
+#[tokio::test]
+async fn a_viewer_on_one_replica_sees_every_replicas_changes_in_one_order() {
+    let a = TestApp::postgres().await;
+    let b = a.replica("").await;
+    let mut on_b = Stream::open(&b, "/v1/events", &a.key, &[]).await;
+    assert_eq!(on_b.status, 200);
+    let mut on_a = Stream::open(&a, "/v1/events", &a.key, &[]).await;
+    let mut made = Vec::new();
+    for i in 0..6 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let body = stat_cards(&format!("r{i}"));
+        let res = call(app, &a.key, Method::POST, "/v1/pins", Some(&body))
+            .await
+            .expect(200);
+        made.push(res.data()["pin_id"].clone());
+    }
+    let from_b: Vec<Value> = on_b
+        .events(6)
+        .await
+        .iter()
+        .map(|e| e.data["id"].clone())
+        .collect();
+    let from_a_frames = on_a.events(6).await;
+    let third_id = from_a_frames[2].id.clone().unwrap();
+    let from_a: Vec<Value> = from_a_frames.iter().map(|e| e.data["id"].clone()).collect();
+    assert_eq!(from_b, made);
+    assert_eq!(from_a, made);
+    // Resuming on the other replica continues where this one stopped.
+    drop(on_b);
+    let mut resumed = Stream::open(&b, "/v1/events", &a.key, &[("Last-Event-ID", &third_id)]).await;
+    let rest: Vec<Value> = resumed
+        .events(3)
+        .await
+        .iter()
+        .map(|e| e.data["id"].clone())
+        .collect();
+    assert_eq!(rest, made[3..]);
+}
+
+#[tokio::test]
+async fn shutting_down_ends_the_streams() {
+    for app in each_store("").await {
+        let mut stream = watch(&app, "").await;
+        stream.next_frame(WAIT).await.expect("the retry hint");
+        let stopped = tokio::spawn(app.shut_down());
+        assert!(stream.next_frame(WAIT).await.is_none(), "the stream ends");
+        tokio::time::timeout(WAIT, stopped)
+            .await
+            .expect("shutdown does not wait for streams")
+            .expect("task")
+            .expect("serve");
+    }
+}
