@@ -15,7 +15,7 @@ PROFILE=${BENCH_PROFILE:-$PROFILE}
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
-for tool in wrk pgbench psql python3 curl; do
+for tool in wrk pgbench psql python3 curl node ss; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (apt-get install wrk postgresql-client)" >&2; exit 1; }
 done
 
@@ -40,6 +40,8 @@ export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE=2000000000
 export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR=2000000000
 export CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY=2000000000
 export RUST_LOG=warn CORKBOARD_MAX_CONNECTIONS=$CONNS
+# Enough streams for 1,000 viewers of one key.
+export CORKBOARD_EVENTS__MAX_STREAMS_PER_KEY=5000
 unset DATABASE_URL
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -100,9 +102,16 @@ CEIL_PORT=$(free_port)
 wait_up "http://127.0.0.1:$CEIL_PORT"
 read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
 
-DASHING_RPS=""
-if [ $SMOKE = 0 ] && [ -f ../shared/bench/peer-dashing/run.sh ]; then
-  DASHING_RPS=$(bash ../shared/bench/peer-dashing/run.sh "$DUR" 2>/dev/null | sed -n 's/.*post_rps=\([0-9.]*\).*/\1/p' | tail -n 1 || true)
+# The peer, dashing-js: its POST/s, and its push-to-viewer p99 at 100 and 1,000 viewers.
+PEER=../shared/bench/peer-dashing
+DASHING_RPS="" DASHING_PUSH_100="" DASHING_PUSH_1000=""
+peer_field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2" | tail -n 1; }
+if [ $SMOKE = 0 ] && [ -f $PEER/run.sh ]; then
+  out=$(bash $PEER/run.sh "$DUR" 2>/dev/null || true)
+  DASHING_RPS=$(peer_field post_rps "$out")
+  DASHING_PUSH_100=$(peer_field push_p99_ms "$out")
+  out=$(SSE_VIEWERS=1000 bash $PEER/run.sh 3 2>/dev/null || true)
+  DASHING_PUSH_1000=$(peer_field push_p99_ms "$out")
 fi
 
 bench_store() {
@@ -178,6 +187,47 @@ bench_store() {
     line "postgres.list200_p99_ms (vs pgbench of the same statements)" "$list_p99" "$list_pg_p99"
   fi
   line "$store.rss_after_mib (target < 128)" "$(rss_mib $pid)" 128
+  bench_events "$store" "$base" "$key" "$pid" "$post_rps"
+}
+
+# Live events: the peer's probe (K viewers on /v1/events, M json pins posted one every
+# 100 ms, each carrying bench_seq) at 100 and 1,000 viewers; POST/s while 1,000 viewers
+# drain the stream, against POST/s with none (measured above); RSS with 1,000 viewers.
+bench_events() {
+  local store=$1 base=$2 key=$3 pid=$4 post_rps=$5 probe=$PEER/sse_probe.js out drain
+  local viewers=(100 1000) updates=50
+  [ $SMOKE = 1 ] && viewers=(5 20) updates=3
+  for k in "${viewers[@]}"; do
+    timeout 150 node $probe --url "$base" --events /v1/events --post /v1/pins \
+      --header "Authorization: Bearer $key" --viewer-header "Authorization: Bearer $key" \
+      --body '{"pin_type": "json", "pin_config": {"data": {}}}' --seq-into pin_config.data \
+      --viewers "$k" --updates "$updates" --interval-ms 100 >"$WORK/probe.json"
+    read -r p50 p99 got expected silent <<<"$(python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))
+print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expected"], o["viewers_got_nothing"])' "$WORK/probe.json")"
+    echo "$store.push_${k}v: p50_ms=$p50 p99_ms=$p99 delivered=$got/$expected silent_viewers=$silent"
+    line "$store.push_${k}v_delivered (every event to every viewer)" "$got" "$expected"
+    [ "$silent" = 0 ] || { echo "$store: $silent viewers got nothing" >&2; exit 1; }
+    [ $k = 1000 ] && line "$store.push_p99_ms_1000v (target <= 15)" "$p99" 15
+    local peer_p99=$DASHING_PUSH_100
+    [ $k = 1000 ] && peer_p99=$DASHING_PUSH_1000
+    [ -n "$peer_p99" ] && line "$store.push_p99_ms_${k}v (vs dashing-js, target <= 0.4 at 1000)" "$p99" "$peer_p99"
+  done
+  k=${viewers[-1]}
+  timeout $((DUR + 60)) node $probe --mode drain --url "$base" --events /v1/events \
+    --viewer-header "Authorization: Bearer $key" --viewers "$k" --duration-s $((DUR + 30)) \
+    >"$WORK/drain.json" 2>/dev/null &
+  drain=$!
+  PIDS+=($drain)
+  for _ in $(seq 1 100); do
+    [ "$(ss -Htn state established "( sport = :${base##*:} )" | wc -l)" -ge "$k" ] && break
+    sleep 0.1
+  done
+  read -r loaded_rps _ <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  line "$store.post_pin_rps_${k}_viewers (vs none, target >= 0.8)" "$loaded_rps" "$post_rps"
+  line "$store.rss_${k}_viewers_mib (target < 128)" "$(rss_mib $pid)" 128
+  kill -TERM $drain 2>/dev/null || true
+  wait $drain 2>/dev/null || true
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"

@@ -182,6 +182,18 @@ fn requires(operation: &mut Operation, scope: &str, note: &str) {
     });
 }
 
+/// The credential and scope of an operation whose handler checks them itself.
+pub(super) fn requires_scope<'a>(
+    op: TransformOperation<'a>,
+    scope: &str,
+    note: &str,
+) -> TransformOperation<'a> {
+    op.with(|mut op| {
+        requires(op.inner_mut(), scope, note);
+        op
+    })
+}
+
 impl<S: RequiredScope> OperationInput for Auth<S> {
     fn operation_input(_: &mut GenContext, operation: &mut Operation) {
         requires(operation, S::SCOPE.as_str(), "");
@@ -246,6 +258,14 @@ impl<T: JsonSchema> OperationInput for ApiPath<T> {
 
 /// A documented request header (`If-Match`, `Idempotency-Key`).
 fn header<'a>(op: TransformOperation<'a>, name: &str, description: &str) -> TransformOperation<'a> {
+    op.with(|mut op| {
+        add_header(op.inner_mut(), name, description);
+        op
+    })
+}
+
+/// Adds an optional string request header to `operation`.
+pub(super) fn add_header(operation: &mut Operation, name: &str, description: &str) {
     let parameter = Parameter::Header {
         parameter_data: ParameterData {
             name: name.to_owned(),
@@ -264,10 +284,7 @@ fn header<'a>(op: TransformOperation<'a>, name: &str, description: &str) -> Tran
         },
         style: HeaderStyle::Simple,
     };
-    op.with(|mut op| {
-        op.inner_mut().parameters.push(ReferenceOr::Item(parameter));
-        op
-    })
+    operation.parameters.push(ReferenceOr::Item(parameter));
 }
 
 /// An extra error status of one operation.

@@ -3,13 +3,22 @@
 //! `pinboard_id`. Opening a stream costs one token (the rate-limit layer's price of any
 //! request); at most `events.max_streams_per_key` are open per credential.
 
-use aide::axum::ApiRouter;
+use aide::{
+    axum::{routing::get_with, ApiRouter},
+    generate::GenContext,
+    openapi::{MediaType, Operation, Response as AideResponse},
+    operation::{add_parameters, parameters_from_schema, ParamLocation},
+    OperationInput, OperationOutput,
+};
 use axum::{
-    extract::{RawQuery, State},
-    http::{header, HeaderMap, HeaderValue},
+    extract::{FromRequestParts, State},
+    http::{header, request::Parts, HeaderMap, HeaderValue},
     response::{IntoResponse, Response},
     Extension,
 };
+use schemars::JsonSchema;
+
+use super::docs;
 
 use crate::{
     app::AppState,
@@ -32,16 +41,25 @@ pub const EVENT_TYPES: [&str; 9] = [
 ];
 
 pub fn routes() -> ApiRouter<AppState> {
-    ApiRouter::new().route("/events", axum::routing::get(events))
+    ApiRouter::new().api_route(
+        "/events",
+        get_with(events, |op| {
+            docs::requires_scope(
+                op.summary("Follow the workspace's changes as they commit (Server-Sent Events)")
+                    .tag("events"),
+                "pins:read",
+                " (or, with only `pinboard_id`, a collaborator role on that board)",
+            )
+        }),
+    )
 }
 
 async fn events(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
-    RawQuery(query): RawQuery,
+    EventsQuery(filter, last_id): EventsQuery,
     headers: HeaderMap,
-) -> Result<Response> {
-    let (filter, last_id) = parse_query(query.as_deref().unwrap_or(""))?;
+) -> Result<EventStream> {
     let principal = match (filter.pinboard_ids.as_slice(), filter.pin_ids.is_empty()) {
         ([board], true) => on_board(&state, principal, board).await?,
         _ => principal,
@@ -62,26 +80,133 @@ async fn events(
     let body = hub
         .stream(&principal.workspace_id, filter, resume, admission)
         .await?;
-    Ok(sse(body))
+    Ok(EventStream(body))
 }
 
-/// A stream's response: the event-stream headers around `body`.
-pub(crate) fn sse(body: axum::body::Body) -> Response {
-    (
-        [
+/// A stream's response: the event-stream headers around its body.
+pub(crate) struct EventStream(axum::body::Body);
+
+impl IntoResponse for EventStream {
+    fn into_response(self) -> Response {
+        (
+            [
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/event-stream"),
+                ),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+                (
+                    header::HeaderName::from_static("x-accel-buffering"),
+                    HeaderValue::from_static("no"),
+                ),
+            ],
+            self.0,
+        )
+            .into_response()
+    }
+}
+
+/// What an event's `data:` line holds (one line of JSON).
+#[derive(JsonSchema)]
+#[schemars(rename = "Event", deny_unknown_fields)]
+#[allow(dead_code)]
+struct EventDoc {
+    /// The event's name, as on its `event:` line.
+    #[schemars(extend("enum" = EVENT_TYPES))]
+    r#type: String,
+    /// The changed resource's id.
+    id: String,
+    /// A pin's version after the change (pin events).
+    version: Option<i64>,
+    /// When the change was made (ISO 8601, UTC).
+    at: String,
+    /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
+    /// delete; for `pinboard.*` the board with its placements.
+    data: serde_json::Value,
+}
+
+impl OperationOutput for EventStream {
+    type Inner = Self;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        _: &mut Operation,
+    ) -> Vec<(Option<u16>, AideResponse)> {
+        let event = ctx.schema.subschema_for::<EventDoc>();
+        let stream = AideResponse {
+            description: "`text/event-stream`: a `retry:` hint, then one frame per event \
+                (`id:` increasing, `event:` its name, `data:` one line of JSON, the `Event` \
+                schema), `: keep-alive` comments when idle, and `event: reset` first when \
+                `Last-Event-ID` is unknown or older than the log keeps"
+                .to_owned(),
+            content: [(
+                "text/event-stream".to_owned(),
+                MediaType {
+                    schema: Some(aide::openapi::SchemaObject {
+                        json_schema: event,
+                        example: None,
+                        external_docs: None,
+                    }),
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        vec![
+            (Some(200), stream),
             (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/event-stream"),
+                Some(429),
+                docs::error_response(
+                    ctx,
+                    "Rate limited, or `events.max_streams_per_key` streams already open: `RATE_LIMIT_EXCEEDED`",
+                ),
             ),
-            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-            (
-                header::HeaderName::from_static("x-accel-buffering"),
-                HeaderValue::from_static("no"),
-            ),
-        ],
-        body,
-    )
-        .into_response()
+        ]
+    }
+}
+
+/// The stream's query: `pin_id`, `pinboard_id` and `type` (each repeatable; a list means
+/// any of them) and `last_event_id`.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct EventsQueryDoc {
+    /// Only this pin's events.
+    pin_id: Option<Vec<String>>,
+    /// Only this board's events and those of the pins placed on it.
+    pinboard_id: Option<Vec<String>>,
+    /// Only events of this name.
+    #[schemars(extend("items" = {"enum": EVENT_TYPES}))]
+    r#type: Option<Vec<String>>,
+    /// Resume after this event id (as the `Last-Event-ID` header).
+    last_event_id: Option<String>,
+}
+
+/// The filters and the id to resume after, from the query (400 for an unknown parameter or
+/// event name).
+struct EventsQuery(Filter, Option<String>);
+
+impl FromRequestParts<AppState> for EventsQuery {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self> {
+        let (filter, last_id) = parse_query(parts.uri.query().unwrap_or(""))?;
+        Ok(EventsQuery(filter, last_id))
+    }
+}
+
+impl OperationInput for EventsQuery {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        let schema = ctx.schema.subschema_for::<EventsQueryDoc>();
+        let params = parameters_from_schema(ctx, schema, ParamLocation::Query);
+        add_parameters(ctx, operation, params);
+        docs::add_header(
+            operation,
+            "Last-Event-ID",
+            "Resume after this event id: exactly the events missed, then the live ones",
+        );
+    }
 }
 
 /// The filters (each may repeat) and `last_event_id`; anything else is a 400 naming it.

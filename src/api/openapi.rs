@@ -67,6 +67,7 @@ fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
         "identity",
         "API keys, roles and pinboard collaborators",
     ))
+    .tag(tag("events", "Live changes over Server-Sent Events"))
     .tag(tag("catalogue", "The pin types and this description"))
     .tag(tag("operations", "Health, readiness and metrics"))
 }
