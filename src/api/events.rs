@@ -86,6 +86,12 @@ async fn events(
 /// A stream's response: the event-stream headers around its body.
 pub(crate) struct EventStream(axum::body::Body);
 
+impl EventStream {
+    pub(crate) fn new(body: axum::body::Body) -> Self {
+        EventStream(body)
+    }
+}
+
 impl IntoResponse for EventStream {
     fn into_response(self) -> Response {
         (

@@ -4,7 +4,7 @@
 mod api_keys;
 mod collaborators;
 pub mod docs;
-mod events;
+pub(crate) mod events;
 mod health;
 mod json;
 mod openapi;

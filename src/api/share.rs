@@ -18,13 +18,15 @@ use axum::{
 
 use super::{
     docs::{self, One},
+    events::EventStream,
     ApiJson, ApiPath, BoardPath, Envelope, PinPath, SharePath,
 };
 use crate::{
     app::AppState,
     auth::{Auth, BoardAuth, PinsShare, Principal},
     error::{Error, Result},
-    limits::guarded_authenticate,
+    events::Resume,
+    limits::{client_address, guarded_authenticate},
     pinboards::{
         sharing::{self, ShareBody, ShareRecord},
         signed_in,
@@ -53,17 +55,96 @@ pub fn routes() -> ApiRouter<AppState> {
         )
 }
 
-/// The share pages: HTML for anyone, no credential.
+/// The share pages: HTML for anyone, no credential, and their live streams.
 pub fn pages() -> ApiRouter<AppState> {
-    ApiRouter::new().api_route(
-        "/share/{id}",
-        get_with(page, |op| {
-            doc(
-                op,
-                "The share page of a public pin or pinboard (HTML; a credential only for sign-in-only pages)",
-            )
-        }),
-    )
+    ApiRouter::new()
+        .api_route(
+            "/share/{id}",
+            get_with(page, |op| {
+                doc(
+                    op,
+                    "The share page of a public pin or pinboard (HTML; a credential only for sign-in-only pages)",
+                )
+            }),
+        )
+        .api_route(
+            "/share/{id}/events",
+            get_with(share_events, |op| {
+                doc(
+                    op,
+                    "Follow a public pin or pinboard as it changes (Server-Sent Events, no credential)",
+                )
+            }),
+        )
+}
+
+/// `GET /share/{id}/events`: the stream of a public pin (its own changes) or board (its
+/// changes and those of the pins placed on it), carrying only what the share page shows,
+/// ending when the item stops being public; the 404 page like `/share/{id}` otherwise. At
+/// most `events.max_share_streams_per_address` per client address.
+async fn share_events(
+    State(state): State<AppState>,
+    id: std::result::Result<Path<SharePath>, PathRejection>,
+    request: Parts,
+) -> ShareStream {
+    let Ok(Path(SharePath { id })) = id else {
+        return ShareStream(Ok(None));
+    };
+    ShareStream(open_share_stream(&state, &request, &id).await)
+}
+
+async fn open_share_stream(
+    state: &AppState,
+    request: &Parts,
+    id: &str,
+) -> Result<Option<axum::body::Body>> {
+    let Some(ws) = state.store.shared_workspace(id).await? else {
+        return Ok(None);
+    };
+    let guard = &state.settings.rate_limits.auth_failures.client_ip_header;
+    let address = client_address(&request.headers, &request.extensions, guard)
+        .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    let hub = &state.events;
+    let admission = hub.admit(
+        format!("address:{address}"),
+        hub.settings().max_share_streams_per_address,
+    )?;
+    let resume = request
+        .headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map_or(Resume::Live, |last| Resume::After(last.to_owned()));
+    Ok(Some(hub.share_stream(&ws, id, resume, admission).await?))
+}
+
+/// A share stream, the 404 page, or the error envelope (429 past the address's limit).
+struct ShareStream(Result<Option<axum::body::Body>>);
+
+impl IntoResponse for ShareStream {
+    fn into_response(self) -> Response {
+        match self.0 {
+            Ok(Some(body)) => EventStream::new(body).into_response(),
+            Ok(None) => SharePage(Ok(render::not_found_page())).into_response(),
+            Err(e) => e.into_response(),
+        }
+    }
+}
+
+impl OperationOutput for ShareStream {
+    type Inner = Self;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, AideResponse)> {
+        let mut responses = EventStream::inferred_responses(ctx, op);
+        responses.extend(
+            SharePage::inferred_responses(ctx, op)
+                .into_iter()
+                .filter(|(status, _)| *status != Some(200)),
+        );
+        responses
+    }
 }
 
 async fn get_pin(

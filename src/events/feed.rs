@@ -1,7 +1,10 @@
 //! One watched workspace: reads its new events from the log when the store says it has
 //! some, formats each once as an SSE frame, and broadcasts the shared bytes.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use axum::body::Bytes;
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -19,32 +22,109 @@ pub(crate) struct Frame {
     pub resource_id: String,
     pub boards: Vec<String>,
     pub bytes: Bytes,
+    /// What share streams send instead: the same frame with only what the share page
+    /// shows (see [`Frame::public_bytes`]).
+    public: OnceLock<Bytes>,
+    /// The event without its record, and the record, kept for the public frame.
+    head: String,
+    data: String,
 }
 
 impl Frame {
     pub(crate) fn of(e: Event) -> Frame {
-        let mut payload = format!(
+        let mut head = format!(
             "{{\"type\":{},\"id\":{}",
             serde_json::Value::from(e.event.as_str()),
             serde_json::Value::from(e.resource_id.as_str())
         );
         if let Some(version) = e.version {
-            payload.push_str(&format!(",\"version\":{version}"));
+            head.push_str(&format!(",\"version\":{version}"));
         }
-        payload.push_str(&format!(
-            ",\"at\":\"{}\",\"data\":{}}}",
-            crate::clock::iso(e.at),
-            e.data
-        ));
-        let text = format!("id: {}\nevent: {}\ndata: {payload}\n\n", e.seq, e.event);
+        head.push_str(&format!(",\"at\":\"{}\"", crate::clock::iso(e.at)));
+        let bytes = frame_bytes(e.seq, &e.event, &head, &e.data);
         Frame {
             seq: e.seq,
             event: e.event,
             resource_id: e.resource_id,
             boards: e.boards,
-            bytes: Bytes::from(text),
+            bytes,
+            public: OnceLock::new(),
+            head,
+            data: e.data,
         }
     }
+
+    /// The frame as share streams send it: a pin as its share page shows it (type,
+    /// configuration, layout, title, version, time), a board with its title, description
+    /// and placed pins so; never tags, provenance or share settings. Built once per frame.
+    pub(crate) fn public_bytes(&self) -> Bytes {
+        self.public
+            .get_or_init(|| {
+                let record: serde_json::Value =
+                    serde_json::from_str(&self.data).unwrap_or_default();
+                let public = if self.event.starts_with("pinboard.") {
+                    public_board(&record)
+                } else {
+                    public_pin(&record)
+                };
+                frame_bytes(self.seq, &self.event, &self.head, &public.to_string())
+            })
+            .clone()
+    }
+}
+
+fn frame_bytes(seq: i64, event: &str, head: &str, data: &str) -> Bytes {
+    Bytes::from(format!(
+        "id: {seq}\nevent: {event}\ndata: {head},\"data\":{data}}}\n\n"
+    ))
+}
+
+/// Only the keys of `record` named in `keys`.
+fn pick(record: &serde_json::Value, keys: &[&str]) -> serde_json::Value {
+    let picked = keys
+        .iter()
+        .filter_map(|k| record.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+        .collect();
+    serde_json::Value::Object(picked)
+}
+
+fn public_pin(record: &serde_json::Value) -> serde_json::Value {
+    let mut pin = pick(
+        record,
+        &[
+            "id",
+            "deleted",
+            "pin_type",
+            "pin_config",
+            "pin_layout",
+            "version",
+            "updated_at",
+        ],
+    );
+    if let Some(title) = record.pointer("/metadata/title") {
+        pin["metadata"] = serde_json::json!({ "title": title });
+    }
+    pin
+}
+
+fn public_board(record: &serde_json::Value) -> serde_json::Value {
+    let mut board = pick(
+        record,
+        &["id", "deleted", "title", "description", "updated_at"],
+    );
+    if let Some(pins) = record.get("pins").and_then(|p| p.as_array()) {
+        board["pins"] = pins
+            .iter()
+            .map(|placed| {
+                let mut placed_public = pick(placed, &["pin_id", "position"]);
+                if let Some(pin) = placed.get("pin") {
+                    placed_public["pin"] = public_pin(pin);
+                }
+                placed_public
+            })
+            .collect();
+    }
+    board
 }
 
 /// The broadcast of one workspace's events; its reading task stops with the last viewer.

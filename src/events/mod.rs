@@ -34,6 +34,8 @@ pub use stream::{Filter, Resume};
 pub struct EventSettings {
     /// Open streams per credential (API key or user), per replica.
     pub max_streams_per_key: usize,
+    /// Open share streams (`/share/{id}/events`) per client address, per replica.
+    pub max_share_streams_per_address: usize,
     /// How long the log keeps events: the furthest back a client can resume.
     pub retention_secs: u64,
     /// Seconds between `: keep-alive` comments on an idle stream.

@@ -8,10 +8,12 @@ use axum::body::{Body, Bytes};
 use tokio::sync::{broadcast, watch};
 
 use super::{Admission, Feed, Frame, Hub};
-use crate::error::Result;
+use crate::{error::Result, store::Store};
 
 /// The reconnection delay offered to clients (`retry:`), ms.
 const RETRY_MS: u32 = 2000;
+/// Most bytes of waiting frames sent in one write.
+const COALESCE_BYTES: usize = 64 * 1024;
 /// Events of the log read at a time while catching up.
 const BACKLOG_PAGE: i64 = 500;
 
@@ -53,6 +55,9 @@ struct Viewer {
     delivered: i64,
     heartbeat: tokio::time::Interval,
     stop: watch::Receiver<bool>,
+    /// A share stream's item: frames carry what its page shows, and the stream ends when
+    /// the item stops being public.
+    share: Option<(String, Store)>,
     _admission: Admission,
 }
 
@@ -64,6 +69,36 @@ impl Hub {
         filter: Filter,
         resume: Resume,
         admission: Admission,
+    ) -> Result<Body> {
+        self.open(ws, filter, resume, admission, None).await
+    }
+
+    /// The body of the share stream of public item `id` (a pin, or a board and the pins
+    /// placed on it) of workspace `ws`.
+    pub(crate) async fn share_stream(
+        self: &Arc<Self>,
+        ws: &str,
+        id: &str,
+        resume: Resume,
+        admission: Admission,
+    ) -> Result<Body> {
+        let mut filter = Filter::default();
+        if id.starts_with("pb-") {
+            filter.pinboard_ids.push(id.to_owned());
+        } else {
+            filter.pin_ids.push(id.to_owned());
+        }
+        let share = Some((id.to_owned(), self.store.clone()));
+        self.open(ws, filter, resume, admission, share).await
+    }
+
+    async fn open(
+        self: &Arc<Self>,
+        ws: &str,
+        filter: Filter,
+        resume: Resume,
+        admission: Admission,
+        share: Option<(String, Store)>,
     ) -> Result<Body> {
         let feed = self.feed(ws).await?;
         // Subscribed before the backlog is read: whatever commits meanwhile is in one or
@@ -82,7 +117,11 @@ impl Hub {
                             delivered = event.seq;
                             let frame = Frame::of(event);
                             if filter.passes(&frame) {
-                                queued.push_back(frame.bytes);
+                                queued.push_back(if share.is_some() {
+                                    frame.public_bytes()
+                                } else {
+                                    frame.bytes.clone()
+                                });
                             }
                         }
                         if !full {
@@ -107,6 +146,7 @@ impl Hub {
             delivered,
             heartbeat,
             stop: self.stop.subscribe(),
+            share,
             _admission: admission,
         };
         Ok(Body::from_stream(futures_util::stream::unfold(
@@ -146,10 +186,20 @@ impl Viewer {
                 frame = self.frames.recv() => match frame {
                     Ok(frame) if frame.seq > self.delivered => {
                         self.delivered = frame.seq;
-                        if self.filter.passes(&frame) {
-                            self.heartbeat.reset();
-                            return Some(frame.bytes.clone());
+                        if !self.filter.passes(&frame) {
+                            continue;
                         }
+                        self.heartbeat.reset();
+                        let Some((item, store)) = &self.share else {
+                            return Some(self.with_waiting(frame.bytes.clone()));
+                        };
+                        // The item itself changed: it may have stopped being public.
+                        if frame.resource_id == *item
+                            && !matches!(store.shared_workspace(item).await, Ok(Some(_)))
+                        {
+                            return None;
+                        }
+                        return Some(frame.public_bytes());
                     }
                     Ok(_) => {}
                     // A buffer behind (or the feed is gone): end; the client resumes.
@@ -159,5 +209,23 @@ impl Viewer {
                 _ = self.stop.changed() => return None,
             }
         }
+    }
+
+    /// `first` and the frames already waiting that pass the filter, in one write: under a
+    /// burst of commits each viewer then costs one write per burst, not one per event.
+    /// A lagging viewer's frames stop here; its next read ends the stream.
+    fn with_waiting(&mut self, first: Bytes) -> Bytes {
+        let mut joined: Option<Vec<u8>> = None;
+        while joined.as_ref().map_or(first.len(), Vec::len) < COALESCE_BYTES {
+            let Ok(frame) = self.frames.try_recv() else { break };
+            if frame.seq <= self.delivered {
+                continue;
+            }
+            self.delivered = frame.seq;
+            if self.filter.passes(&frame) {
+                joined.get_or_insert_with(|| first.to_vec()).extend_from_slice(&frame.bytes);
+            }
+        }
+        joined.map_or(first, Bytes::from)
     }
 }

@@ -139,7 +139,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
 
 /// The client's address: from the trusted proxy's header when one is configured and sent,
 /// else the TCP peer.
-fn client_address(
+pub(crate) fn client_address(
     headers: &HeaderMap,
     extensions: &Extensions,
     proxy_header: &str,

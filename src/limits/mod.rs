@@ -12,7 +12,7 @@ pub(crate) mod postgres;
 
 pub use guard::AuthGuard;
 pub use middleware::enforce;
-pub(crate) use middleware::guarded_authenticate;
+pub(crate) use middleware::{client_address, guarded_authenticate};
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 

@@ -95,6 +95,8 @@ pub(crate) trait BoardStore {
     async fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
     /// For share pages: the board with its placed pins when anyone may see it.
     async fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
+    /// For share streams: the workspace of the pin or board `id` when anyone may see it.
+    async fn shared_workspace(&self, id: &str) -> Result<Option<String>>;
 }
 
 pub(super) fn board_missing() -> Error {
@@ -117,6 +119,9 @@ const PLACED_PINS: &str = "SELECT pl.x, pl.y, pl.w, pl.h, p.id, p.pin_type, p.pi
      p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.version, \
      p.created_at, p.updated_at FROM placements pl JOIN pins p ON p.id = pl.pin_id \
      WHERE pl.pinboard_id = $1 AND p.workspace_id = $2 ORDER BY pl.y, pl.x, pl.pin_id";
+const SHARED_WORKSPACE: &str = "SELECT workspace_id FROM pins WHERE id = $1 AND is_public \
+     AND NOT require_sign_in UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1 \
+     AND is_public AND NOT require_sign_in";
 const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2";
 
 /// A board from [`BOARD_COLUMNS`] at column `first` on.
@@ -352,5 +357,13 @@ impl<B: Backend> BoardStore for B {
         let board = board_at(&row, 1)?;
         let pins = self.placed_pins(&ws, id).await?;
         Ok(Some((board, pins)))
+    }
+
+    async fn shared_workspace(&self, id: &str) -> Result<Option<String>> {
+        let row = B::query(SHARED_WORKSPACE)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        Ok(row.map(|r| r.get(0)).transpose()?)
     }
 }

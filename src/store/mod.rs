@@ -155,6 +155,7 @@ impl Store {
         fn remove_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64) -> Result<()>;
         fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
         fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
+        fn shared_workspace(&self, id: &str) -> Result<Option<String>>;
         fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>>;
         fn enroll(&self, who: &SignIn<'_>) -> Result<Member>;
         fn insert_role(&self, ws: &str, role: &RoleRow) -> Result<()>;

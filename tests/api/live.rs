@@ -69,6 +69,26 @@ impl Stream {
         }
     }
 
+    /// Whether the server ends the stream within `within`; what came before the end must
+    /// hold no event.
+    pub async fn ends_within(&mut self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            match tokio::time::timeout_at(deadline, self.response.chunk()).await {
+                Ok(Ok(Some(bytes))) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
+                Ok(Ok(None) | Err(_)) => {
+                    assert!(
+                        !self.buffer.contains("event:"),
+                        "an event before the end: {}",
+                        self.buffer
+                    );
+                    return true;
+                }
+                Err(_) => return false,
+            }
+        }
+    }
+
     /// The next event (skipping comments and the retry hint).
     pub async fn next_event(&mut self) -> Frame {
         loop {
@@ -490,5 +510,122 @@ async fn shutting_down_ends_the_streams() {
             .expect("shutdown does not wait for streams")
             .expect("task")
             .expect("serve");
+    }
+}
+
+/// A share stream, opened without a credential.
+async fn share_stream(app: &TestApp, id: &str) -> Stream {
+    let response = app
+        .client
+        .get(format!("{}/share/{id}/events", app.base))
+        .send()
+        .await
+        .expect("open share stream");
+    Stream {
+        status: response.status().as_u16(),
+        headers: response.headers().clone(),
+        response,
+        buffer: String::new(),
+    }
+}
+
+/// What a share stream may show of a pin record.
+fn assert_public_pin(pin: &Value) {
+    let keys: Vec<&str> = pin
+        .as_object()
+        .expect("a pin")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in &keys {
+        assert!(
+            [
+                "id",
+                "pin_type",
+                "pin_config",
+                "pin_layout",
+                "version",
+                "updated_at",
+                "metadata"
+            ]
+            .contains(key),
+            "{key} is not on the share page: {pin}"
+        );
+    }
+    assert_eq!(
+        pin["metadata"].as_object().map(|m| m.len()),
+        Some(1),
+        "only the title: {pin}"
+    );
+}
+
+both_stores! {
+    async fn a_public_pins_share_stream_shows_what_its_page_shows_and_ends_when_private(app) {
+        let body = json!({"pin_type": "markdown", "pin_config": {"text": "v1"},
+            "metadata": {"title": "Public", "tags": ["secret-tag"], "provenance": {"run_id": "r-secret"}}});
+        let pin = app.create_pin(&body).await["pin_id"].as_str().unwrap().to_owned();
+        let private = share_stream(&app, &pin).await;
+        assert_eq!(private.status, 404, "like the page while private");
+        assert!(private.headers["content-type"].to_str().unwrap().starts_with("text/html"));
+
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": true})).await.expect(200);
+        let mut stream = share_stream(&app, &pin).await;
+        assert_eq!(stream.status, 200);
+        assert_eq!(stream.headers["content-type"], "text/event-stream");
+        app.patch(&format!("/v1/pins/{pin}"), &json!({"pin_config": {"text": "v2"}})).await.expect(200);
+        let other = new_pin(&app, "another item").await;
+        app.patch(&format!("/v1/pins/{other}"), &json!({"metadata": {"title": "x"}})).await.expect(200);
+        let event = stream.next_event().await;
+        assert_eq!(event.event.as_deref(), Some("pin.updated"));
+        assert_eq!(event.data["id"], json!(pin));
+        assert_eq!(event.data["data"]["pin_config"], json!({"text": "v2"}));
+        assert_eq!(event.data["data"]["metadata"]["title"], json!("Public"));
+        assert_public_pin(&event.data["data"]);
+        let text = event.data.to_string();
+        assert!(!text.contains("secret") && !text.contains(&app.key), "{text}");
+
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": false})).await.expect(200);
+        assert!(stream.ends_within(WAIT).await, "the stream ends when the pin stops being public");
+        assert_eq!(share_stream(&app, &pin).await.status, 404);
+    }
+
+    async fn a_public_boards_share_stream_follows_the_board_and_its_pins(app) {
+        let board = new_board(&app, "Wall").await;
+        app.put(&format!("/v1/pinboards/{board}/share"), &json!({"is_public": true})).await.expect(200);
+        let placed = new_pin(&app, "placed").await;
+        let elsewhere = new_pin(&app, "elsewhere").await;
+        let mut stream = share_stream(&app, &board).await;
+        assert_eq!(stream.status, 200);
+        place(&app, &board, &placed, None).await.expect(200);
+        app.patch(&format!("/v1/pins/{elsewhere}"), &json!({"metadata": {"title": "e2"}})).await.expect(200);
+        app.patch(&format!("/v1/pins/{placed}"), &json!({"metadata": {"title": "p2"}})).await.expect(200);
+        let events = stream.events(2).await;
+        assert_eq!(events[0].event.as_deref(), Some("pinboard.updated"));
+        let shown = &events[0].data["data"];
+        assert_eq!(shown["title"], json!("Wall"));
+        assert!(shown.get("shareable_url").is_none() && shown.get("is_public").is_none(), "{shown}");
+        assert_eq!(shown["pins"][0]["pin_id"], json!(placed));
+        assert_public_pin(&shown["pins"][0]["pin"]);
+        assert_eq!(events[1].event.as_deref(), Some("pin.updated"));
+        assert_eq!(events[1].data["id"], json!(placed), "not the pin that isn't on the board");
+    }
+}
+
+#[tokio::test]
+async fn each_address_may_hold_only_so_many_share_streams() {
+    for app in each_store("[events]\nmax_share_streams_per_address = 1\n").await {
+        let pin = new_pin(&app, "shared").await;
+        app.put(
+            &format!("/v1/pins/{pin}/share"),
+            &json!({"is_public": true}),
+        )
+        .await
+        .expect(200);
+        let first = share_stream(&app, &pin).await;
+        assert_eq!(first.status, 200);
+        let second = app
+            .send(app.client.get(format!("{}/share/{pin}/events", app.base)))
+            .await;
+        second.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
     }
 }
