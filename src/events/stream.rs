@@ -12,8 +12,6 @@ use crate::{error::Result, store::Store};
 
 /// The reconnection delay offered to clients (`retry:`), ms.
 const RETRY_MS: u32 = 2000;
-/// Most bytes of waiting frames sent in one write.
-const COALESCE_BYTES: usize = 64 * 1024;
 /// Events of the log read at a time while catching up.
 const BACKLOG_PAGE: i64 = 500;
 
@@ -191,7 +189,7 @@ impl Viewer {
                         }
                         self.heartbeat.reset();
                         let Some((item, store)) = &self.share else {
-                            return Some(self.with_waiting(frame.bytes.clone()));
+                            return Some(frame.bytes.clone());
                         };
                         // The item itself changed: it may have stopped being public.
                         if frame.resource_id == *item
@@ -209,23 +207,5 @@ impl Viewer {
                 _ = self.stop.changed() => return None,
             }
         }
-    }
-
-    /// `first` and the frames already waiting that pass the filter, in one write: under a
-    /// burst of commits each viewer then costs one write per burst, not one per event.
-    /// A lagging viewer's frames stop here; its next read ends the stream.
-    fn with_waiting(&mut self, first: Bytes) -> Bytes {
-        let mut joined: Option<Vec<u8>> = None;
-        while joined.as_ref().map_or(first.len(), Vec::len) < COALESCE_BYTES {
-            let Ok(frame) = self.frames.try_recv() else { break };
-            if frame.seq <= self.delivered {
-                continue;
-            }
-            self.delivered = frame.seq;
-            if self.filter.passes(&frame) {
-                joined.get_or_insert_with(|| first.to_vec()).extend_from_slice(&frame.bytes);
-            }
-        }
-        joined.map_or(first, Bytes::from)
     }
 }
