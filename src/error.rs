@@ -29,6 +29,9 @@ pub enum Error {
     },
     #[error("missing or invalid credential")]
     Unauthorized,
+    /// A bearer credential was sent and refused (unknown, revoked, expired, bad signature).
+    #[error("missing or invalid credential")]
+    InvalidToken,
     #[error("{0}")]
     Forbidden(String),
     #[error("this operation requires the scope `{0}`")]
@@ -122,7 +125,7 @@ impl Error {
     pub fn status(&self) -> StatusCode {
         match self {
             Error::Validation { .. } | Error::PinConfigInvalid { .. } => StatusCode::BAD_REQUEST,
-            Error::Unauthorized => StatusCode::UNAUTHORIZED,
+            Error::Unauthorized | Error::InvalidToken => StatusCode::UNAUTHORIZED,
             Error::Forbidden(_) | Error::ScopeRequired(_) => StatusCode::FORBIDDEN,
             Error::NotFound { .. } => StatusCode::NOT_FOUND,
             Error::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -160,7 +163,7 @@ impl Error {
         match self {
             Error::Validation { .. } => "VALIDATION_FAILED",
             Error::PinConfigInvalid { .. } => "PIN_CONFIG_INVALID",
-            Error::Unauthorized => "UNAUTHORIZED",
+            Error::Unauthorized | Error::InvalidToken => "UNAUTHORIZED",
             Error::Forbidden(_) => "FORBIDDEN",
             Error::ScopeRequired(_) => "SCOPE_REQUIRED",
             Error::NotFound { .. } => "NOT_FOUND",
@@ -308,6 +311,18 @@ impl IntoResponse for Error {
                 .headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
+        // RFC 6750: the scheme to use, and why the one sent was refused.
+        let challenge = match &self {
+            Error::Unauthorized => Some("Bearer"),
+            Error::InvalidToken => Some("Bearer error=\"invalid_token\""),
+            _ => None,
+        };
+        if let Some(challenge) = challenge {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static(challenge),
+            );
+        }
         response
     }
 }
@@ -337,6 +352,7 @@ mod tests {
                 index: None,
             },
             Error::Unauthorized,
+            Error::InvalidToken,
             Error::Forbidden(String::new()),
             Error::ScopeRequired("pins:read"),
             Error::NotFound {

@@ -135,7 +135,8 @@ const RATE_LIMIT_HEADERS: [(&str, &str, &str); 7] = [
 
 /// Documents the response headers the middleware adds, once under `components/headers`:
 /// `X-Request-Id` on every response, the rate-limit headers on every response to a credential
-/// that authenticated (not 401, nor a 503 of the limiter), `Retry-After` on 429 and 503.
+/// that authenticated (not 401, nor a 503 of the limiter), `Retry-After` on 429 and 503,
+/// `WWW-Authenticate` on 401.
 fn add_response_headers(doc: &mut Value) {
     let header = |kind: &str, description: &str| json!({ "description": description, "schema": { "type": kind } });
     let mut components = serde_json::Map::new();
@@ -149,6 +150,13 @@ fn add_response_headers(doc: &mut Value) {
     components.insert(
         "Retry-After".into(),
         header("integer", "Seconds to wait before retrying"),
+    );
+    components.insert(
+        "WWW-Authenticate".into(),
+        header(
+            "string",
+            "`Bearer` (RFC 6750), with `error=\"invalid_token\"` when a credential was sent and refused",
+        ),
     );
     for (name, kind, description) in RATE_LIMIT_HEADERS {
         components.insert(name.into(), header(kind, description));
@@ -177,6 +185,9 @@ fn add_response_headers(doc: &mut Value) {
                 }
                 if status == "429" || status == "503" {
                     headers.insert("Retry-After".into(), refer("Retry-After"));
+                }
+                if status == "401" {
+                    headers.insert("WWW-Authenticate".into(), refer("WWW-Authenticate"));
                 }
                 response["headers"] = Value::Object(headers);
             }

@@ -86,16 +86,26 @@ pub(crate) async fn authenticate(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
             let (scheme, token) = v.split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            let token = token.trim();
+            (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
         })
         .ok_or(Error::Unauthorized)?;
-    if presented.starts_with(ApiKeySecret::PREFIX) {
-        return key_principal(presented, state).await;
-    }
-    match &state.jwt {
-        Some(jwt) => users::sign_in(state, jwt.verify(presented).await?).await,
-        None => Err(Error::Unauthorized),
-    }
+    let principal = if presented.starts_with(ApiKeySecret::PREFIX) {
+        key_principal(presented, state).await
+    } else {
+        match &state.jwt {
+            Some(jwt) => match jwt.verify(presented).await {
+                Ok(identity) => users::sign_in(state, identity).await,
+                Err(e) => Err(e),
+            },
+            None => Err(Error::Unauthorized),
+        }
+    };
+    // A credential was sent: a refusal names it (`WWW-Authenticate: ... invalid_token`).
+    principal.map_err(|e| match e {
+        Error::Unauthorized => Error::InvalidToken,
+        other => other,
+    })
 }
 
 async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, Error> {

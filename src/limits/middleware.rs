@@ -56,7 +56,7 @@ pub(crate) async fn guarded_authenticate(
         }
     }
     let result = auth::authenticate(headers, state).await;
-    if let (Err(Error::Unauthorized), Some(addr)) = (&result, client) {
+    if let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) {
         if headers.contains_key(axum::http::header::AUTHORIZATION) {
             state.auth_guard.record_failure(addr, now);
         }

@@ -100,9 +100,23 @@ fn read_routes(id: &str) -> Vec<(Method, String, Option<Value>)> {
         .collect()
 }
 
+/// 401 with the RFC 6750 challenge: `Bearer` when no bearer credential came,
+/// `Bearer error="invalid_token"` when one came and was refused.
 #[track_caller]
 fn assert_unauthorized(resp: Resp, what: &str) {
     assert_eq!(resp.status, 401, "{what}: {}", resp.body);
+    assert_eq!(
+        resp.header("www-authenticate"),
+        Some("Bearer error=\"invalid_token\""),
+        "{what}"
+    );
+    resp.expect_error(401, "UNAUTHORIZED", None);
+}
+
+#[track_caller]
+fn assert_no_credential(resp: Resp, what: &str) {
+    assert_eq!(resp.status, 401, "{what}: {}", resp.body);
+    assert_eq!(resp.header("www-authenticate"), Some("Bearer"), "{what}");
     resp.expect_error(401, "UNAUTHORIZED", None);
 }
 
@@ -138,7 +152,7 @@ both_stores! {
         for (method, path, body) in every_route(&id) {
             for authorization in [None, Some(basic.as_str()), Some(as_basic.as_str()), Some(bare.as_str()), Some("Bearer"), Some("Bearer ")] {
                 let resp = with_authorization(&app, authorization, method.clone(), &path, body.as_ref()).await;
-                assert_unauthorized(resp, &format!("{method} {path} with {authorization:?}"));
+                assert_no_credential(resp, &format!("{method} {path} with {authorization:?}"));
             }
         }
         // Nothing changed or was created.

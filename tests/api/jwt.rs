@@ -143,9 +143,15 @@ async fn hs256_tokens_pass_with_the_secret_and_only_with_it() {
         .await
         .expect(200);
     let confused = idp::hs256(idp::public_pem().as_bytes(), &claims("dave"));
-    idp.call(&confused, Method::GET, "/v1/pins", None)
+    let refused = idp
+        .call(&confused, Method::GET, "/v1/pins", None)
         .await
         .expect_error(401, "UNAUTHORIZED", None);
+    assert_eq!(
+        refused.header("www-authenticate"),
+        Some("Bearer error=\"invalid_token\""),
+        "a refused ID token names it"
+    );
     let rsa = idp::rs256(&claims("dave"));
     idp.call(&rsa, Method::GET, "/v1/pins", None)
         .await
