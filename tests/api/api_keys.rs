@@ -128,6 +128,7 @@ both_stores! {
 
 #[tokio::test]
 async fn a_revoked_key_fails_at_once_on_another_replica() {
+    crate::skip_without_postgres!();
     let app = TestApp::postgres().await;
     let replica = app.replica("").await;
     let made = app

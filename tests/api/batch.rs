@@ -378,6 +378,7 @@ mod idempotency_key_expires_after_the_configured_ttl {
 
     #[tokio::test]
     async fn postgres() {
+        crate::skip_without_postgres!();
         check_idempotency_ttl(TestApp::postgres_with(TTL_ONE_SECOND).await).await;
     }
 }

@@ -476,6 +476,7 @@ async fn keys_create_list_revoke_sqlite() {
 
 #[tokio::test]
 async fn keys_create_list_revoke_postgres() {
+    crate::skip_without_postgres!();
     keys_lifecycle(Store::postgres().await).await;
 }
 
@@ -486,6 +487,7 @@ async fn keys_create_refuses_bad_input_sqlite() {
 
 #[tokio::test]
 async fn keys_create_refuses_bad_input_postgres() {
+    crate::skip_without_postgres!();
     refused_key_requests(Store::postgres().await).await;
 }
 
@@ -496,6 +498,7 @@ async fn serve_prints_first_key_once_and_stops_on_sigterm_sqlite() {
 
 #[tokio::test]
 async fn serve_prints_first_key_once_and_stops_on_sigterm_postgres() {
+    crate::skip_without_postgres!();
     serve_scenario(Store::postgres().await).await;
 }
 
@@ -538,6 +541,7 @@ async fn config_prints_json_with_password_redacted() {
 /// at a key's first request, so the 61 requests fall in one window however the clock runs.
 #[tokio::test]
 async fn two_server_processes_share_one_keys_limits() {
+    crate::skip_without_postgres!();
     let store = Store::postgres().await;
     let one = Server::start(&store).await;
     let two = Server::start(&store).await;

@@ -22,6 +22,7 @@ macro_rules! one_connection {
             }
             #[tokio::test]
             async fn postgres() {
+                $crate::skip_without_postgres!();
                 let $app = TestApp::postgres_with("max_connections = 1").await;
                 $body
             }
@@ -73,6 +74,7 @@ one_connection! {
 /// the first create opened: creates fail at most once and then are stored again.
 #[tokio::test]
 async fn requests_recover_when_postgres_drops_the_connections() {
+    crate::skip_without_postgres!();
     let app = TestApp::postgres().await;
     let id = new_pin(&app, "before").await;
     let path = format!("/v1/pins/{id}");
@@ -156,6 +158,7 @@ both_stores! {
 /// client can update the row at once.
 #[tokio::test]
 async fn a_failed_transaction_leaves_no_locks() {
+    crate::skip_without_postgres!();
     let app = TestApp::postgres().await;
     let pin = new_pin(&app, "locked?").await;
     app.get(&format!("/v1/pins/{pin}")).await.expect(200);

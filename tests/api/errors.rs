@@ -166,6 +166,7 @@ async fn small_body_limit_sqlite() {
 
 #[tokio::test]
 async fn small_body_limit_postgres() {
+    crate::skip_without_postgres!();
     small_body_limit(TestApp::postgres_with("[limits]\nbody_bytes = 1000").await).await;
 }
 

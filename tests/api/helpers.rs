@@ -1,7 +1,7 @@
 //! `TestApp`: the real router on 127.0.0.1:0 over a fresh store (a temporary SQLite file, or
 //! a new PostgreSQL database on 127.0.0.1:5432), with typed helpers for requests.
 
-use std::path::PathBuf;
+use std::{io::Write, path::PathBuf};
 
 use std::sync::Arc;
 
@@ -17,7 +17,48 @@ use tokio::sync::oneshot;
 
 /// PostgreSQL server the tests create their databases on (override with TEST_PG_URL).
 pub fn pg_admin_url() -> String {
-    std::env::var("TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+    std::env::var("TEST_PG_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+/// Whether the PostgreSQL half runs. On a machine with no server at the default address, and
+/// neither `TEST_PG_URL` nor `CI` set, it is left out, said once on stderr; when either is set,
+/// an unreachable server fails the tests instead, so CI can never skip it silently.
+pub async fn postgres_available() -> bool {
+    static CHECKED: tokio::sync::OnceCell<bool> = tokio::sync::OnceCell::const_new();
+    *CHECKED
+        .get_or_init(|| async {
+            let url = format!("{}/postgres", pg_admin_url());
+            let connect = PgConnection::connect(&url);
+            if let Ok(Ok(conn)) = tokio::time::timeout(std::time::Duration::from_secs(5), connect).await {
+                let _ = conn.close().await;
+                return true;
+            }
+            let required = ["TEST_PG_URL", "CI"]
+                .iter()
+                .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()));
+            assert!(!required, "PostgreSQL at {} is unreachable (TEST_PG_URL or CI is set)", pg_admin_url());
+            // Straight to the process's stderr: the test harness captures `eprintln!`.
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "\nPostgreSQL is not running on 127.0.0.1:5432: the PostgreSQL half of the tests was \
+                 left out. Start PostgreSQL there, or set TEST_PG_URL=postgres://user@host:port, to run it.\n"
+            );
+            false
+        })
+        .await
+}
+
+/// Ends a PostgreSQL test early when [`postgres_available`] says its half is left out.
+#[macro_export]
+macro_rules! skip_without_postgres {
+    () => {
+        if !$crate::helpers::postgres_available().await {
+            return;
+        }
+    };
 }
 
 /// Limits high enough that only the rate-limit tests, which set their own, ever meet them.
@@ -379,6 +420,7 @@ macro_rules! both_stores {
             }
             #[tokio::test]
             async fn postgres() {
+                $crate::skip_without_postgres!();
                 let $app = $crate::helpers::TestApp::postgres().await;
                 $body
             }

@@ -198,6 +198,7 @@ macro_rules! idp_stores {
             }
             #[tokio::test]
             async fn postgres() {
+                $crate::skip_without_postgres!();
                 let $idp = $crate::idp::IdpApp::start(true, "RS256", "").await;
                 $body
             }

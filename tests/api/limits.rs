@@ -38,6 +38,7 @@ macro_rules! limited {
             }
             #[tokio::test]
             async fn postgres() {
+                $crate::skip_without_postgres!();
                 let $app = TestApp::postgres_with(SPEC_LIMITS).await;
                 $body
             }
@@ -258,6 +259,7 @@ mod replicas {
     /// Two servers over one PostgreSQL database share every key's limits.
     #[tokio::test]
     async fn the_61st_request_is_refused_whichever_replica_gets_it() {
+        crate::skip_without_postgres!();
         let one = TestApp::postgres_with(SPEC_LIMITS).await;
         let two = one.replica(SPEC_LIMITS).await;
         let key = one.key_of_tier(Tier::Professional).await;
@@ -280,6 +282,7 @@ mod replicas {
     /// lets the request through.
     #[tokio::test]
     async fn limiter_failure_follows_the_failure_mode() {
+        crate::skip_without_postgres!();
         let closed = TestApp::postgres_with(SPEC_LIMITS).await;
         let open = closed
             .replica(&format!(
@@ -340,6 +343,7 @@ mod proxied_guard {
 
     #[tokio::test]
     async fn postgres() {
+        crate::skip_without_postgres!();
         scenario(TestApp::postgres_with(&format!("{SPEC_LIMITS}{PROXIED}")).await).await;
     }
 }

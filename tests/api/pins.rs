@@ -521,6 +521,7 @@ mod version_retention_keeps_two {
 
     #[tokio::test]
     async fn postgres() {
+        crate::skip_without_postgres!();
         check_retention(TestApp::postgres_with(RETAIN_TWO).await).await;
     }
 }

@@ -169,9 +169,17 @@ mod tests {
         let admin = std::env::var("TEST_PG_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
         let name = format!("corkboard_commit_{}", uuid::Uuid::new_v4().simple());
-        let mut server = PgConnection::connect(&format!("{admin}/postgres"))
-            .await
-            .expect("PostgreSQL on 127.0.0.1:5432 (see README: Running the tests)");
+        let required = ["TEST_PG_URL", "CI"]
+            .iter()
+            .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()));
+        let mut server = match PgConnection::connect(&format!("{admin}/postgres")).await {
+            Ok(server) => server,
+            Err(e) if !required => {
+                eprintln!("PostgreSQL is not running on {admin} ({e}): this test was left out");
+                return;
+            }
+            Err(e) => panic!("PostgreSQL at {admin} (TEST_PG_URL or CI is set): {e}"),
+        };
         sqlx::query(&format!("CREATE DATABASE {name}"))
             .execute(&mut server)
             .await
