@@ -31,7 +31,7 @@ use crate::{
     config::{Limits, Settings},
     error::{Error, Result},
     events::Hub,
-    limits::{AuthGuard, Limiter},
+    limits::{AddressGuard, Limiter},
     metrics::Metrics,
     store::Store,
 };
@@ -50,7 +50,9 @@ pub struct AppState {
     /// Time as the rate limiter sees it.
     pub clock: Arc<dyn Clock>,
     pub limiter: Arc<Limiter>,
-    pub auth_guard: Arc<AuthGuard>,
+    pub auth_guard: Arc<AddressGuard>,
+    /// Requests to share pages per client address.
+    pub share_guard: Arc<AddressGuard>,
     limiter_healthy: Arc<AtomicBool>,
     /// Checks ID tokens; `None` when sign-in with them is off.
     pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
@@ -81,6 +83,7 @@ impl AppState {
             limiter: Arc::new(Limiter::for_store(&store)),
             clock: Arc::new(SystemClock),
             auth_guard: Arc::default(),
+            share_guard: Arc::default(),
             limiter_healthy: Arc::new(AtomicBool::new(true)),
             jwt: crate::auth::JwtVerifier::new(&settings.auth.jwt).map(Arc::new),
             store,

@@ -68,6 +68,12 @@ pub enum Error {
         reset_at: i64,
         retry_after: u64,
     },
+    #[error("too many requests to share pages from this address; retry after {retry_after} s")]
+    TooManyShareRequests {
+        limit: u32,
+        reset_at: i64,
+        retry_after: u64,
+    },
     #[error("too many open event streams for this credential or address (at most {limit})")]
     TooManyStreams { limit: u32 },
     #[error("the store is unavailable; retry shortly")]
@@ -135,6 +141,7 @@ impl Error {
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }
+            | Error::TooManyShareRequests { .. }
             | Error::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -174,6 +181,7 @@ impl Error {
             Error::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }
+            | Error::TooManyShareRequests { .. }
             | Error::TooManyStreams { .. } => "RATE_LIMIT_EXCEEDED",
             Error::Unavailable => "SERVICE_UNAVAILABLE",
             Error::Internal(_) => "INTERNAL_ERROR",
@@ -221,6 +229,13 @@ impl Error {
                 "upgrade_url": upgrade_url,
             })),
             Error::TooManyStreams { limit } => Some(json!({ "limit": limit, "window": "streams" })),
+            Error::TooManyShareRequests {
+                limit, reset_at, ..
+            } => Some(json!({
+                "limit": limit,
+                "window": "share",
+                "resetAt": crate::clock::iso(*reset_at),
+            })),
             Error::TooManyAuthFailures {
                 limit, reset_at, ..
             } => Some(json!({
@@ -302,7 +317,8 @@ impl IntoResponse for Error {
         let retry_after = match &self {
             Error::Unavailable => Some(1),
             Error::RateLimited { retry_after, .. }
-            | Error::TooManyAuthFailures { retry_after, .. } => Some(*retry_after),
+            | Error::TooManyAuthFailures { retry_after, .. }
+            | Error::TooManyShareRequests { retry_after, .. } => Some(*retry_after),
             Error::TooManyStreams { .. } => Some(1),
             _ => None,
         };
@@ -370,6 +386,12 @@ mod tests {
                 reset_at: 0,
                 retry_after: 1,
             },
+            Error::TooManyShareRequests {
+                limit: 1,
+                reset_at: 0,
+                retry_after: 1,
+            },
+            Error::TooManyStreams { limit: 1 },
             Error::Unavailable,
             Error::Internal(String::new()),
         ];

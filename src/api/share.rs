@@ -26,7 +26,7 @@ use crate::{
     auth::{Auth, BoardAuth, PinsShare, Principal},
     error::{Error, Result},
     events::Resume,
-    limits::{client_address, guarded_authenticate},
+    limits::{client_address, count_share_request, guarded_authenticate},
     pinboards::{
         sharing::{self, ShareBody, ShareRecord},
         signed_in,
@@ -87,6 +87,9 @@ async fn share_events(
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> ShareStream {
+    if let Err(limited) = count_share_request(&state, &request.headers, &request.extensions) {
+        return ShareStream(Err(limited));
+    }
     let Ok(Path(SharePath { id })) = id else {
         return ShareStream(Ok(None));
     };
@@ -235,6 +238,9 @@ async fn page(
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> SharePage {
+    if let Err(limited) = count_share_request(&state, &request.headers, &request.extensions) {
+        return SharePage(Err(limited));
+    }
     SharePage(match id {
         Ok(Path(SharePath { id })) => lookup(&state, &request, &id).await,
         Err(_) => Ok(render::not_found_page()),
@@ -297,6 +303,13 @@ impl OperationOutput for SharePage {
             (
                 Some(404),
                 html("The same page for a private, missing or sign-in-only item"),
+            ),
+            (
+                Some(429),
+                docs::error_response(
+                    ctx,
+                    "Too many requests to share pages from this address this minute: `RATE_LIMIT_EXCEEDED`",
+                ),
             ),
             (Some(500), docs::error_response(ctx, docs::INTERNAL)),
             (Some(503), docs::error_response(ctx, docs::UNAVAILABLE)),

@@ -1,6 +1,7 @@
-//! The brute-force guard: failed authentications per client address, per minute, kept in
-//! this process's memory. Only failures count, so working keys never trip it; an address over
-//! the limit is refused before any key it sends is looked at.
+//! Per client address, per minute counts, kept in this process's memory: the brute-force
+//! guard (failed authentications: only failures count, so working keys never trip it; an
+//! address over the limit is refused before any key it sends is looked at) and the share
+//! pages' limit (every request to `/share/...`, which needs no credential).
 
 use std::{collections::HashMap, net::IpAddr, sync::Mutex};
 
@@ -10,11 +11,11 @@ use super::{Window, MINUTE_MS};
 const SWEEP_AT: usize = 10_000;
 
 #[derive(Default)]
-pub struct AuthGuard {
+pub struct AddressGuard {
     failures: Mutex<HashMap<IpAddr, Window>>,
 }
 
-impl AuthGuard {
+impl AddressGuard {
     /// `Some(window)` when `addr` has used up its failures for the current minute.
     pub fn blocked(&self, addr: IpAddr, now: i64, per_minute: u32) -> Option<Window> {
         let failures = self.failures.lock().ok()?;
@@ -22,7 +23,8 @@ impl AuthGuard {
         (window.used >= per_minute).then_some(window)
     }
 
-    pub fn record_failure(&self, addr: IpAddr, now: i64) {
+    /// Counts one event of `addr` in the current minute.
+    pub fn record(&self, addr: IpAddr, now: i64) {
         let Ok(mut failures) = self.failures.lock() else {
             return;
         };
@@ -50,11 +52,11 @@ mod tests {
 
     #[test]
     fn blocks_after_the_limit_until_the_minute_ends() {
-        let guard = AuthGuard::default();
+        let guard = AddressGuard::default();
         let addr: IpAddr = [10, 0, 0, 1].into();
         for _ in 0..3 {
             assert!(guard.blocked(addr, 0, 3).is_none());
-            guard.record_failure(addr, 0);
+            guard.record(addr, 0);
         }
         assert!(guard.blocked(addr, 1_000, 3).is_some());
         assert!(guard.blocked([10, 0, 0, 2].into(), 1_000, 3).is_none());

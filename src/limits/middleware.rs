@@ -58,7 +58,7 @@ pub(crate) async fn guarded_authenticate(
     let result = auth::authenticate(headers, state).await;
     if let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) {
         if headers.contains_key(axum::http::header::AUTHORIZATION) {
-            state.auth_guard.record_failure(addr, now);
+            state.auth_guard.record(addr, now);
         }
     }
     result
@@ -164,6 +164,32 @@ fn upgrade_url(state: &AppState) -> String {
     } else {
         configured.clone()
     }
+}
+
+/// Counts a request to a share page or its stream against its client address's minute
+/// (`rate_limits.share.per_minute`); 429 once the address has used it up.
+pub(crate) fn count_share_request(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &Extensions,
+) -> Result<(), Error> {
+    let limits = &state.settings.rate_limits;
+    let Some(addr) = client_address(headers, extensions, &limits.auth_failures.client_ip_header)
+    else {
+        return Ok(());
+    };
+    let now = state.clock.now_ms();
+    let per_minute = limits.share.per_minute;
+    if let Some(window) = state.share_guard.blocked(addr, now, per_minute) {
+        let reset_at = window.start + MINUTE_MS;
+        return Err(Error::TooManyShareRequests {
+            limit: per_minute,
+            reset_at,
+            retry_after: retry_after(reset_at, now),
+        });
+    }
+    state.share_guard.record(addr, now);
+    Ok(())
 }
 
 fn retry_after(reset_at: i64, now: i64) -> u64 {

@@ -10,9 +10,9 @@ mod guard;
 mod middleware;
 pub(crate) mod postgres;
 
-pub use guard::AuthGuard;
+pub use guard::AddressGuard;
 pub use middleware::enforce;
-pub(crate) use middleware::{client_address, guarded_authenticate};
+pub(crate) use middleware::{client_address, count_share_request, guarded_authenticate};
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 
@@ -26,6 +26,9 @@ pub struct RateLimitSettings {
     pub tiers: Tiers,
     pub write_bucket: WriteBucket,
     pub auth_failures: AuthFailures,
+    /// Requests to share pages and their streams per client address (the address as
+    /// `auth_failures.client_ip_header` says).
+    pub share: ShareLimit,
     /// Where a 429 sends the caller for more; empty means `<public_url>/upgrade`.
     pub upgrade_url: String,
     /// `closed` (refuse with 503) or `open` (let requests through) when the limiter's store
@@ -60,6 +63,12 @@ pub struct AuthFailures {
     /// A header set by a trusted proxy that names the client (its first address counts),
     /// e.g. `x-forwarded-for`; empty means the TCP peer address.
     pub client_ip_header: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct ShareLimit {
+    /// Requests to `/share/...` allowed per client address per minute.
+    pub per_minute: u32,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

@@ -70,6 +70,8 @@ per_hour = 1000000
 capacity = 1000000
 [rate_limits.auth_failures]
 per_minute = 1000000
+[rate_limits.share]
+per_minute = 1000000
 ";
 
 enum Fresh {

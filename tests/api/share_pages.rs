@@ -241,3 +241,51 @@ both_stores! {
         assert!(page.html.contains("<h1>Notes</h1>"), "markdown still renders");
     }
 }
+
+/// Share pages need no credential, so each client address gets `rate_limits.share.per_minute`
+/// requests a minute (pages and their streams together), as `client_ip_header` names it.
+#[tokio::test]
+async fn share_pages_are_limited_per_client_address() {
+    let limits = "[rate_limits.share]\nper_minute = 3\n[rate_limits.auth_failures]\nclient_ip_header = \"x-forwarded-for\"\n";
+    let mut apps = vec![TestApp::sqlite_with(limits).await];
+    if postgres_available().await {
+        apps.push(TestApp::postgres_with(limits).await);
+    }
+    for app in apps {
+        let pin = make_public_pin(&app, &stat_cards("Shared")).await;
+        let get = |from: &'static str, path: String| {
+            let req = app
+                .client
+                .get(format!("{}{path}", app.base))
+                .header("x-forwarded-for", from);
+            app.send(req)
+        };
+        assert_eq!(get("10.0.0.1", format!("/share/{pin}")).await.status, 200);
+        assert_eq!(get("10.0.0.1", "/share/p-missing".into()).await.status, 404);
+        let stream = app
+            .client
+            .get(format!("{}/share/{pin}/events", app.base))
+            .header("x-forwarded-for", "10.0.0.1")
+            .send()
+            .await
+            .expect("stream");
+        assert_eq!(stream.status(), 200);
+        drop(stream);
+        let refused = get("10.0.0.1", format!("/share/{pin}")).await;
+        let retry = refused.header("retry-after").map(str::to_owned);
+        let refused = refused.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(refused.body["error"]["details"]["window"], json!("share"));
+        assert!(retry.is_some_and(|s| s.parse::<u64>().is_ok_and(|s| (1..=60).contains(&s))));
+        assert_eq!(
+            get("10.0.0.2", format!("/share/{pin}")).await.status,
+            200,
+            "another address"
+        );
+        app.clock.advance(60_000);
+        assert_eq!(
+            get("10.0.0.1", format!("/share/{pin}")).await.status,
+            200,
+            "a new minute"
+        );
+    }
+}
