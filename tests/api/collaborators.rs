@@ -7,6 +7,7 @@ use crate::{
     helpers::stat_cards,
     idp::{self, claims},
     idp_stores,
+    live::Stream,
 };
 
 /// A token of `sub` signed in to workspace `org` with role `role`.
@@ -164,5 +165,37 @@ idp_stores! {
             .expect_error(403, "FORBIDDEN", None);
         let list = idp.app.get(&collaborators).await.expect(200);
         assert_eq!(list.data()[1]["role"], json!("owner"), "unchanged: {}", list.body);
+    }
+
+    async fn a_collaborator_follows_their_board_with_only_its_pinboard_id(idp) {
+        let board = idp.app.post("/v1/pinboards", &json!({"title": "Watched"})).await.expect(200);
+        let board_id = board.data()["id"].as_str().unwrap().to_owned();
+        let zed = member_of("acme", "zed", "viewer");
+        idp.call(&zed, Method::GET, "/v1/pins", None).await.expect(200);
+        let path = format!("/v1/events?pinboard_id={board_id}");
+        // Not yet a collaborator: his own workspace's stream, where this board never shows.
+        let mut before = Stream::open(&idp.app, &path, &zed, &[]).await;
+        assert_eq!(before.status, 200);
+        idp.app
+            .post(&format!("/v1/pinboards/{board_id}/collaborators"), &json!({"user": "zed@example.test", "role": "viewer"}))
+            .await
+            .expect(200);
+        let mut stream = Stream::open(&idp.app, &path, &zed, &[]).await;
+        assert_eq!(stream.status, 200, "a viewer role on the board opens its stream");
+        let pin = idp.app.create_pin(&stat_cards("placed")).await;
+        idp.app
+            .post(&format!("/v1/pinboards/{board_id}/pins"), &json!({"pin_id": pin["id"]}))
+            .await
+            .expect(200);
+        let event = stream.next_event().await;
+        assert_eq!(event.event.as_deref(), Some("pinboard.updated"));
+        assert_eq!(event.data["id"], json!(board_id));
+        assert!(before.next_frame(std::time::Duration::from_millis(500)).await.is_none_or(|f| f.event.is_none()));
+        // Without the board filter, the grant opens nothing of the board's workspace.
+        let mut own = Stream::open(&idp.app, "/v1/events", &zed, &[]).await;
+        assert_eq!(own.status, 200);
+        idp.app.patch(&format!("/v1/pinboards/{board_id}"), &json!({"title": "Watched 2"})).await.expect(200);
+        assert!(own.next_frame(std::time::Duration::from_millis(500)).await.is_none_or(|f| f.event.is_none()));
+        assert_eq!(stream.next_event().await.data["data"]["title"], json!("Watched 2"));
     }
 }

@@ -80,7 +80,15 @@ impl PgStore {
             // A broken connection fails its query (503, retried by the client); pinging
             // before every use would cost a round trip per query.
             .test_before_acquire(false)
-            .connect_with(options.clone())
+            // A safety net: PostgreSQL ends a request connection left idle inside a
+            // transaction, which would otherwise hold its row locks (a rate-limit row: every
+            // request of that key) until the pool closes it. Seen once in a smoke benchmark
+            // after clients dropped batch requests mid-flight; the cause is not found yet.
+            .connect_with(
+                options
+                    .clone()
+                    .options([("idle_in_transaction_session_timeout", "5s")]),
+            )
             .await?;
         sqlx::migrate!("./migrations/postgres")
             .run(&pool)
