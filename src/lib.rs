@@ -5,9 +5,11 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod blocks;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod datasets;
 pub mod error;
 pub mod events;
 pub mod ids;
@@ -18,6 +20,7 @@ pub mod pinboards;
 pub mod pins;
 pub mod render;
 pub mod store;
+pub mod templates;
 
 pub use app::{router, serve, AppState};
 pub use config::Settings;

@@ -2,7 +2,9 @@
 //! identically, without the prefix (CONTRACT.md 1).
 
 mod api_keys;
+mod blocks;
 mod collaborators;
+mod datasets;
 pub mod docs;
 pub(crate) mod events;
 mod health;
@@ -17,7 +19,10 @@ mod roles;
 mod share;
 
 pub use json::ApiJson;
-pub use path::{ApiPath, BoardPath, CollaboratorPath, KeyPath, PinPath, PlacementPath, SharePath};
+pub use path::{
+    ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinPath, PlacementPath,
+    SharePath,
+};
 pub use query::ApiQuery;
 
 use std::marker::PhantomData;
@@ -44,6 +49,8 @@ pub fn router(state: AppState) -> Router {
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
+        .merge(datasets::routes())
+        .merge(blocks::routes())
         // Identity: API key management, roles and board collaborators.
         .merge(api_keys::routes())
         .merge(roles::routes())

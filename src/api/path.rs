@@ -75,3 +75,19 @@ pub struct CollaboratorPath {
     /// The collaborator's user id.
     pub user_id: String,
 }
+
+/// `{id}` of the `/datasets/{id}` routes.
+#[derive(Deserialize, JsonSchema)]
+pub struct DatasetPath {
+    /// A dataset id (`ds-...`).
+    pub id: String,
+}
+
+/// `{id}` and `{block_id}` of `/pins/{id}/blocks/{block_id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct BlockPath {
+    /// A pin id (`p-...`).
+    pub id: String,
+    /// One of its blocks (`blk-...`).
+    pub block_id: String,
+}

@@ -24,8 +24,9 @@ use crate::{
     pins::{
         ops::{
             self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, Deleted,
-            IdempotencyKey, ListParams, Outcome, PageParams, Precondition,
+            IdempotencyKey, ListParams, Outcome, PageParams, Precondition, RenderParams,
         },
+        rendered::PinRead,
         CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
     },
 };
@@ -105,7 +106,7 @@ fn idempotency_key(
 
 /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too). A value
 /// that names no version can never match.
-fn precondition(headers: &HeaderMap) -> Precondition {
+pub(super) fn precondition(headers: &HeaderMap) -> Precondition {
     let Some(value) = headers.get(header::IF_MATCH) else {
         return Precondition(None);
     };
@@ -140,7 +141,7 @@ async fn list(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     ApiQuery(params): ApiQuery<ListParams>,
-) -> Result<Envelope<Page<Record>>> {
+) -> Result<Envelope<Page<PinRead<'static>>>> {
     let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
     Ok(Envelope::paginated(data, &pagination))
 }
@@ -173,17 +174,21 @@ async fn read(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
-) -> Result<Envelope<One<Record>>> {
-    let (data, version) = ops::get(&state, &auth.principal, &id).await?;
+    ApiQuery(params): ApiQuery<RenderParams>,
+) -> Result<Envelope<One<PinRead<'static>>>> {
+    let render = ops::render_flag(params.render.as_deref())?;
+    let (data, version) = ops::get(&state, &auth.principal, &id, render).await?;
     Ok(Envelope::new(data).with_etag(version))
 }
 
 async fn get_batch(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
+    ApiQuery(params): ApiQuery<RenderParams>,
     ApiJson(body, _): ApiJson<BatchGetBody>,
-) -> Result<Envelope<Found<Record>>> {
-    let (found, missing) = ops::get_batch(&state, &auth.principal, body).await?;
+) -> Result<Envelope<Found<PinRead<'static>>>> {
+    let render = ops::render_flag(params.render.as_deref())?;
+    let (found, missing) = ops::get_batch(&state, &auth.principal, body, render).await?;
     Ok(Envelope::new(found).with_field("missing", missing.get().to_owned()))
 }
 

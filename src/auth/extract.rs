@@ -33,6 +33,8 @@ required_scope! {
     PinboardsRead => PinboardsRead,
     PinboardsWrite => PinboardsWrite,
     PinboardsInvite => PinboardsInvite,
+    DatasetsRead => DatasetsRead,
+    DatasetsWrite => DatasetsWrite,
     AllScopes => All,
 }
 

@@ -14,8 +14,8 @@ mod users;
 pub use board_access::{on_board, BoardAuth};
 pub(crate) use extract::{authenticate, require};
 pub use extract::{
-    AllScopes, Auth, PinboardsInvite, PinboardsRead, PinboardsWrite, PinsRead, PinsShare,
-    PinsWrite, RequiredScope,
+    AllScopes, Auth, DatasetsRead, DatasetsWrite, PinboardsInvite, PinboardsRead, PinboardsWrite,
+    PinsRead, PinsShare, PinsWrite, RequiredScope,
 };
 pub use jwt::{Identity, JwtVerifier};
 pub use jwt_settings::JwtSettings;

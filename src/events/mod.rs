@@ -21,10 +21,11 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::{
+    datasets::DatasetRecord,
     error::{Error, Result},
     pinboards::BoardWithPins,
     pins::PinRecord,
-    store::{Pin, Pinboard, PlacedPin, Render, Store},
+    store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
 };
 pub(crate) use feed::{Feed, Frame};
 pub use stream::{Filter, Resume};
@@ -66,6 +67,11 @@ impl Render for Records {
 
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String> {
         serde_json::to_string(&BoardWithPins::new(board, pins, &self.public_base)?)
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    fn dataset(&self, dataset: &Dataset) -> Result<String> {
+        serde_json::to_string(&DatasetRecord::new(dataset)?)
             .map_err(|e| Error::Internal(e.to_string()))
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod ops;
 pub mod records;
+pub mod rendered;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

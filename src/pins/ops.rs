@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
 
-use super::{records::Record, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
+use super::{records::Record, rendered, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
 use crate::{
     app::AppState,
     auth::Principal,
@@ -199,8 +199,9 @@ pub async fn create_batch(
     store_new(state, who, pins, false, idem).await
 }
 
-/// `GET /pins/{id}`: the record and its version (for `ETag`).
-pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<(Data, i64)> {
+/// `GET /pins/{id}`: the record (with `render`, resolved: [`super::rendered`]) and its
+/// version (for `ETag`).
+pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> Result<(Data, i64)> {
     let pins = state
         .store
         .get_pins(&who.workspace_id, &[id.to_owned()])
@@ -209,10 +210,37 @@ pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<(Data, i
         what: "pin",
         index: None,
     })?;
+    let version = pin.version;
+    if render {
+        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
+        let one = resolved.first().ok_or(Error::NotFound {
+            what: "pin",
+            index: None,
+        })?;
+        return Ok((one.record(state.public_base())?, version));
+    }
     Ok((
         to_data(&PinRecord::new(pin, state.public_base())?)?,
-        pin.version,
+        version,
     ))
+}
+
+/// `?render=true` of the pin reads: templates resolved and blocks evaluated.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct RenderParams {
+    /// `true` resolves `{{dataset.path}}` templates and adds the evaluated `blocks` and
+    /// `render.warnings` to each record.
+    #[schemars(with = "Option<bool>")]
+    pub render: Option<String>,
+}
+
+/// Reads a `render` flag: `true` or `false`.
+pub fn render_flag(render: Option<&str>) -> Result<bool> {
+    match render {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(_) => Err(Error::validation("render", "true or false")),
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -227,18 +255,32 @@ pub async fn get_batch(
     state: &AppState,
     who: &Principal,
     body: BatchGetBody,
+    render: bool,
 ) -> Result<(Data, Data)> {
     check_batch_len(body.pin_ids.len(), "pin_ids", state)?;
     let pins = state
         .store
         .get_pins(&who.workspace_id, &body.pin_ids)
         .await?;
+    let missing: Vec<&str> = body
+        .pin_ids
+        .iter()
+        .filter(|id| !pins.iter().any(|p| &p.id == *id))
+        .map(String::as_str)
+        .collect();
     let mut found = Vec::with_capacity(pins.len());
-    let mut missing = Vec::new();
-    for id in &body.pin_ids {
-        match pins.iter().find(|p| &p.id == id) {
-            Some(pin) => found.push(PinRecord::new(pin, state.public_base())?),
-            None => missing.push(id.as_str()),
+    if render {
+        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
+        for id in &body.pin_ids {
+            if let Some(one) = resolved.iter().find(|r| &r.pin.id == id) {
+                found.push(one.record(state.public_base())?);
+            }
+        }
+    } else {
+        for id in &body.pin_ids {
+            if let Some(pin) = pins.iter().find(|p| &p.id == id) {
+                found.push(to_data(&PinRecord::new(pin, state.public_base())?)?);
+            }
         }
     }
     Ok((to_data(&found)?, to_data(&missing)?))
@@ -262,6 +304,9 @@ pub struct ListParams {
     pub updated_since: Option<String>,
     /// Only pins placed on this pinboard (404 when there is no such board).
     pub pinboard_id: Option<String>,
+    /// `true` resolves templates and adds the evaluated `blocks` and `render.warnings`.
+    #[schemars(with = "Option<bool>")]
+    pub render: Option<String>,
 }
 
 /// Query of the lists without filters: `GET /pinboards`, `GET /pins/{id}/versions`.
@@ -356,6 +401,7 @@ pub async fn list(
         })
         .transpose()?;
     let before_seq = params.cursor.as_deref().map(decode_cursor).transpose()?;
+    let render = render_flag(params.render.as_deref())?;
     // An unknown board is a 404 rather than an empty page: a mistyped id must not look
     // like an empty dashboard.
     if let Some(board) = &params.pinboard_id {
@@ -381,6 +427,17 @@ pub async fn list(
     };
     let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
     let (keys, pagination) = page(keys, limit, |key| key.seq);
+    if render {
+        let ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
+        let pins = state.store.get_pins(&who.workspace_id, &ids).await?;
+        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
+        let records = keys
+            .iter()
+            .filter_map(|k| resolved.iter().find(|r| r.pin.id == k.id))
+            .map(|r| r.record(state.public_base()))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok((to_data(&records)?, pagination));
+    }
     let records = rendered(state, who, &keys).await?;
     let records: Vec<&RawValue> = records.iter().map(|record| &**record).collect();
     Ok((to_data(&records)?, pagination))
@@ -440,10 +497,15 @@ pub struct Precondition(pub Option<Vec<i64>>);
 
 impl Precondition {
     fn check(&self, pin: &Pin) -> Result<()> {
+        self.check_version(pin.version)
+    }
+
+    /// 412 `PRECONDITION_FAILED` unless the client accepts version `current`.
+    pub fn check_version(&self, current: i64) -> Result<()> {
         match &self.0 {
-            Some(versions) if !versions.contains(&pin.version) => Err(Error::PreconditionFailed {
-                current: pin.version,
-            }),
+            Some(versions) if !versions.contains(&current) => {
+                Err(Error::PreconditionFailed { current })
+            }
             _ => Ok(()),
         }
     }

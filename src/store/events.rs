@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::sql::{Backend, Record};
-use super::{Pin, Pinboard, PlacedPin};
+use super::{Dataset, Pin, Pinboard, PlacedPin};
 use crate::error::Result;
 
 /// The records events carry: what a GET of the resource returns. The store asks for them
@@ -18,6 +18,8 @@ pub trait Render: Send + Sync {
     fn pin(&self, pin: &Pin) -> Result<String>;
     /// A board's record with its placements, as `GET /pinboards/{id}` returns it.
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String>;
+    /// A dataset's record, as `GET /datasets/{id}` returns it.
+    fn dataset(&self, dataset: &Dataset) -> Result<String>;
 }
 
 /// An event to append in a write's transaction.

@@ -3,7 +3,8 @@
 //! - `sql.rs`: [`sql::Backend`], what one database provides (connections, the statements
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
-//! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`: each resource's
+//! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `datasets.rs`,
+//!   `blocks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates into one commit.
@@ -37,7 +38,9 @@ macro_rules! insert_pins_into {
 
 #[cfg(test)]
 mod bench_sql;
+mod blocks;
 mod boards;
+mod datasets;
 mod events;
 mod group_commit;
 mod identity;
@@ -48,7 +51,9 @@ pub(crate) mod postgres;
 mod sql;
 mod sqlite;
 
+pub use blocks::{Block, BlockEdit};
 pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
+pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery};
 pub use events::{Commits, Event, Render};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use keys::KeyRow;
@@ -58,7 +63,9 @@ pub use placements::Placer;
 use std::sync::Arc;
 
 use crate::{error::Result, Error};
+use blocks::BlockStore;
 use boards::BoardStore;
+use datasets::DatasetStore;
 use events::EventStore;
 use identity::IdentityStore;
 use keys::KeyStore;
@@ -172,5 +179,14 @@ impl Store {
         fn event_bounds(&self) -> Result<(i64, i64)>;
         fn prune_events(&self, before: i64) -> Result<u64>;
         fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
+        fn insert_dataset(&self, ws: &str, dataset: &Dataset) -> Result<()>;
+        fn get_dataset(&self, ws: &str, id: &str) -> Result<Option<Dataset>>;
+        fn list_datasets(&self, ws: &str, query: &DatasetQuery) -> Result<Vec<(i64, Dataset)>>;
+        fn datasets_named(&self, ws: &str, names: &[String]) -> Result<Vec<Dataset>>;
+        fn update_dataset(&self, ws: &str, id: &str, change: &mut DatasetChange<'_>) -> Result<Dataset>;
+        fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
+        fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
+        fn blocks_of(&self, ws: &str, pin_ids: &[String]) -> Result<std::collections::HashMap<String, Vec<Block>>>;
+        fn write_blocks(&self, ws: &str, pin_id: &str, now: i64, retention: u32, edit: &mut BlockEdit<'_>) -> Result<Vec<Block>>;
     }
 }

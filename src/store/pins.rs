@@ -259,7 +259,7 @@ pub(crate) trait PinStore {
 
 /// Locks the workspace's pins named in `ids` ([`Backend::LOCK_PINS`]) and returns them by
 /// id. Locking in id order keeps concurrent batches from deadlocking.
-async fn lock_pins<B: Backend>(
+pub(super) async fn lock_pins<B: Backend>(
     tx: &mut B::Db,
     ws: &str,
     ids: &[String],
@@ -279,6 +279,46 @@ async fn pin_boards<B: Backend>(tx: &mut B::Db, pin_id: &str) -> Result<Vec<Stri
     rows.iter().map(|r| Ok(r.get(0)?)).collect()
 }
 
+/// Writes `new` over its pin inside the caller's transaction (the pin locked with
+/// [`Backend::LOCK_PINS`]): the old state becomes a version, at most `retention` are kept,
+/// and the `pin.updated` event to append is returned. Pin updates and block writes (which
+/// bump their pin) both commit through it.
+pub(super) async fn save_change<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    new: &Pin,
+    retention: u32,
+    render: &dyn super::Render,
+) -> Result<NewEvent> {
+    B::query(SAVE_VERSION)
+        .bind(&new.id)
+        .execute(&mut *tx)
+        .await?;
+    B::query(UPDATE_PIN)
+        .bind(&new.id)
+        .bind(&new.pin_type)
+        .bind(&new.pin_config)
+        .bind(&new.pin_layout)
+        .bind(new.is_public)
+        .bind(&new.title)
+        .bind_list(&new.tags)
+        .bind(&new.provenance)
+        .bind(new.version)
+        .bind(new.updated_at)
+        .bind(new.allow_edit)
+        .bind(new.require_sign_in)
+        .bind(new.allow_comments)
+        .execute(&mut *tx)
+        .await?;
+    B::query(PRUNE_VERSIONS)
+        .bind(&new.id)
+        .bind(new.version - 1 - i64::from(retention))
+        .execute(&mut *tx)
+        .await?;
+    let boards = pin_boards::<B>(&mut *tx, &new.id).await?;
+    NewEvent::pin(ws, "pin.updated", new, boards, render)
+}
+
 impl<B: Backend> PinStore for B {
     async fn update_pins(
         &self,
@@ -295,36 +335,7 @@ impl<B: Backend> PinStore for B {
         for (i, id) in ids.iter().enumerate() {
             let old = current.remove(id).ok_or_else(|| pin_missing(i))?;
             let new = change(i, old)?;
-            B::query(SAVE_VERSION).bind(id).execute(&mut *tx).await?;
-            B::query(UPDATE_PIN)
-                .bind(id)
-                .bind(&new.pin_type)
-                .bind(&new.pin_config)
-                .bind(&new.pin_layout)
-                .bind(new.is_public)
-                .bind(&new.title)
-                .bind_list(&new.tags)
-                .bind(&new.provenance)
-                .bind(new.version)
-                .bind(new.updated_at)
-                .bind(new.allow_edit)
-                .bind(new.require_sign_in)
-                .bind(new.allow_comments)
-                .execute(&mut *tx)
-                .await?;
-            B::query(PRUNE_VERSIONS)
-                .bind(id)
-                .bind(new.version - 1 - i64::from(retention))
-                .execute(&mut *tx)
-                .await?;
-            let boards = pin_boards::<B>(&mut *tx, id).await?;
-            events.push(NewEvent::pin(
-                ws,
-                "pin.updated",
-                &new,
-                boards,
-                self.render(),
-            )?);
+            events.push(save_change::<B>(&mut *tx, ws, &new, retention, self.render()).await?);
             updated.push(new);
         }
         B::append_events(&mut *tx, &events).await?;

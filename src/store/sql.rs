@@ -164,6 +164,10 @@ pub(crate) trait Backend: Sync {
     /// commit (on PostgreSQL it serialises the workspace's appends until the commit).
     fn append_events<'c>(tx: &'c mut Self::Db, events: &'c [NewEvent]) -> Run<'c, ()>;
 
+    /// The test that `column` is among the list of strings bound as parameter `$n`
+    /// ([`Statement::bind_list`]).
+    fn in_list(column: &str, n: u8) -> String;
+
     fn query(sql: &str) -> Statement<'_, Self::Db> {
         Statement(Self::Db::query(sql))
     }

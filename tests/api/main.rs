@@ -4,9 +4,11 @@
 mod api_keys;
 mod auth;
 mod batch;
+mod blocks;
 mod cli;
 mod collaborators;
 mod connections;
+mod datasets;
 mod errors;
 mod helpers;
 mod idp;
@@ -25,3 +27,4 @@ mod share_pages;
 mod sharing;
 mod signed_in_pages;
 mod smoke;
+mod templates;

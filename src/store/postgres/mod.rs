@@ -134,6 +134,10 @@ impl Backend for PgStore {
     const UNPLACE_PINS: &'static str = "DELETE FROM placements WHERE pin_id = ANY($1)";
     const DELETE_PINS: &'static str = "DELETE FROM pins WHERE workspace_id = $1 AND id = ANY($2)";
 
+    fn in_list(column: &str, n: u8) -> String {
+        format!("{column} = ANY(${n})")
+    }
+
     fn render(&self) -> &dyn Render {
         &*self.render
     }

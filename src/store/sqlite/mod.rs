@@ -121,6 +121,10 @@ impl Backend for SqliteStore {
     const DELETE_PINS: &'static str =
         "DELETE FROM pins WHERE workspace_id = $1 AND id IN (SELECT value FROM json_each($2))";
 
+    fn in_list(column: &str, n: u8) -> String {
+        format!("{column} IN (SELECT value FROM json_each(${n}))")
+    }
+
     fn render(&self) -> &dyn Render {
         &*self.render
     }

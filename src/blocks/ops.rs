@@ -1,0 +1,404 @@
+//! The block operations (CONTRACT.md 7), plain functions over the state and the caller.
+//! Every write goes through [`crate::store::Store::write_blocks`], which commits the blocks
+//! with their pin's new version and its `pin.updated` event.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{value::RawValue, Value};
+
+use super::body::{self, BlockType};
+use crate::{
+    app::AppState,
+    auth::Principal,
+    clock,
+    error::{Error, Result},
+    pins::ops::{to_data, Data, Deleted},
+    store::Block,
+    templates::Renderer,
+};
+
+/// Most blocks one pin may have.
+pub const MAX_BLOCKS: usize = 100;
+
+/// `POST /pins/{id}/blocks` body.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(example = serde_json::json!({"block_type": "markdown", "config": {"text": "Total: **{{sales.total}}**"}}))]
+pub struct CreateBlockBody {
+    pub block_type: BlockType,
+    /// `markdown {text}`, `image {url, alt?}`, `code {language, code}`, or
+    /// `conditional {if: {var, op, value?}, then: [{block_type, config}], else?: [...]}`.
+    #[schemars(schema_with = "object")]
+    pub config: Value,
+    /// Index to insert at (0 = first); without it, last.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 100))]
+    pub position: Option<i64>,
+}
+
+/// `PUT`/`PATCH /pins/{id}/blocks/{blockId}` body: only the fields sent change (`config`
+/// replaces the config; a new `block_type` needs a config valid for it; `position` moves
+/// the block).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBlockBody {
+    #[serde(default)]
+    pub block_type: Option<BlockType>,
+    #[serde(default)]
+    #[schemars(schema_with = "optional_object")]
+    pub config: Option<Value>,
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 99))]
+    pub position: Option<i64>,
+}
+
+/// `PUT /pins/{id}/blocks/order` body.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderBody {
+    /// Every block of the pin, exactly once, in the new order.
+    pub block_ids: Vec<String>,
+}
+
+fn object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object"})
+}
+
+fn optional_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["object", "null"]})
+}
+
+/// The block record (CONTRACT.md 7).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Block", deny_unknown_fields)]
+pub struct BlockRecord<'a> {
+    pub id: &'a str,
+    pub pin_id: &'a str,
+    pub block_type: BlockType,
+    #[schemars(schema_with = "object")]
+    pub config: Box<RawValue>,
+    pub position: i64,
+    #[schemars(extend("format" = "date-time"))]
+    pub created_at: String,
+    #[schemars(extend("format" = "date-time"))]
+    pub updated_at: String,
+}
+
+impl<'a> BlockRecord<'a> {
+    fn new(block: &'a Block) -> Result<Self> {
+        Ok(BlockRecord {
+            id: &block.id,
+            pin_id: &block.pin_id,
+            block_type: body::parse_type(&block.block_type)?,
+            config: RawValue::from_string(block.config.clone())
+                .map_err(|e| Error::Internal(format!("stored block config: {e}")))?,
+            position: block.position,
+            created_at: clock::iso(block.created_at),
+            updated_at: clock::iso(block.updated_at),
+        })
+    }
+
+    /// The same block with `config` in place of its own (an evaluated block).
+    fn with(block: &'a Block, block_type: BlockType, config: &Value) -> Result<Self> {
+        Ok(BlockRecord {
+            block_type,
+            config: to_data(config)?,
+            ..BlockRecord::new(block)?
+        })
+    }
+}
+
+fn records(blocks: &[Block]) -> Result<Data> {
+    to_data(
+        &blocks
+            .iter()
+            .map(BlockRecord::new)
+            .collect::<Result<Vec<_>>>()?,
+    )
+}
+
+fn block_missing() -> Error {
+    Error::NotFound {
+        what: "block",
+        index: None,
+    }
+}
+
+/// The stored text of a checked config: at most `limits.pin_config_bytes`, like a pin's.
+fn config_text(state: &AppState, block_type: &BlockType, config: &Value) -> Result<String> {
+    body::check(block_type, config, "config")?;
+    let text = config.to_string();
+    let max = state.limits().pin_config_bytes;
+    if text.len() > max {
+        return Err(Error::validation(
+            "config",
+            format!("at most {max} bytes of JSON"),
+        ));
+    }
+    Ok(text)
+}
+
+fn type_name(block_type: &BlockType) -> Result<String> {
+    match serde_json::to_value(block_type) {
+        Ok(Value::String(name)) => Ok(name),
+        _ => Err(Error::Internal("block type without a name".into())),
+    }
+}
+
+fn position_within(position: i64, len: usize) -> Result<usize> {
+    usize::try_from(position)
+        .ok()
+        .filter(|p| *p <= len)
+        .ok_or_else(|| Error::validation("position", format!("an index from 0 to {len}")))
+}
+
+/// `GET /pins/{id}/blocks`: in order; with `render`, evaluated (conditionals replaced by
+/// their chosen branch, templates resolved).
+pub async fn list(state: &AppState, who: &Principal, pin_id: &str, render: bool) -> Result<Data> {
+    let blocks = state
+        .store
+        .pin_blocks(&who.workspace_id, pin_id)
+        .await?
+        .ok_or(Error::NotFound {
+            what: "pin",
+            index: None,
+        })?;
+    if !render {
+        return records(&blocks);
+    }
+    let mut names = std::collections::BTreeSet::new();
+    referenced(&blocks, &mut names)?;
+    let datasets = crate::datasets::ops::for_templates(state, &who.workspace_id, &names).await?;
+    let mut renderer = Renderer::new(&datasets);
+    let evaluated = evaluate(&blocks, &mut renderer)?;
+    to_data(
+        &evaluated
+            .iter()
+            .map(Evaluated::record)
+            .collect::<Result<Vec<_>>>()?,
+    )
+}
+
+fn stored_config(block: &Block) -> Result<Value> {
+    serde_json::from_str(&block.config)
+        .map_err(|e| Error::Internal(format!("stored block config: {e}")))
+}
+
+/// A block as a rendered read shows it: a stored block, or one of the blocks of a
+/// conditional's chosen branch (which carries the conditional's id and position).
+pub struct Evaluated<'a> {
+    pub block: &'a Block,
+    pub block_type: BlockType,
+    pub config: Value,
+}
+
+impl Evaluated<'_> {
+    pub fn record(&self) -> Result<BlockRecord<'_>> {
+        BlockRecord::with(self.block, self.block_type.clone(), &self.config)
+    }
+}
+
+/// A pin's blocks evaluated: conditionals replaced by the blocks of their chosen branch,
+/// templates resolved; warnings go to `renderer`, named `blocks[i].config...`.
+pub fn evaluate<'a>(
+    blocks: &'a [Block],
+    renderer: &mut Renderer<'_>,
+) -> Result<Vec<Evaluated<'a>>> {
+    let mut out = Vec::with_capacity(blocks.len());
+    for (i, block) in blocks.iter().enumerate() {
+        let block_type = body::parse_type(&block.block_type)?;
+        let config = stored_config(block)?;
+        let field = format!("blocks[{i}].config");
+        for (kind, config) in body::evaluate(&block_type, &config, &field, renderer) {
+            out.push(Evaluated {
+                block,
+                block_type: kind,
+                config,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The dataset names a pin's blocks refer to.
+pub fn referenced(blocks: &[Block], names: &mut std::collections::BTreeSet<String>) -> Result<()> {
+    for block in blocks {
+        body::referenced(&stored_config(block)?, names);
+    }
+    Ok(())
+}
+
+/// `GET /pins/{id}/blocks/{blockId}`.
+pub async fn get(state: &AppState, who: &Principal, pin_id: &str, block_id: &str) -> Result<Data> {
+    let blocks = state
+        .store
+        .pin_blocks(&who.workspace_id, pin_id)
+        .await?
+        .ok_or_else(block_missing)?;
+    let block = blocks
+        .iter()
+        .find(|b| b.id == block_id)
+        .ok_or_else(block_missing)?;
+    to_data(&BlockRecord::new(block)?)
+}
+
+/// `POST /pins/{id}/blocks`.
+pub async fn create(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    body: CreateBlockBody,
+) -> Result<Data> {
+    let config = config_text(state, &body.block_type, &body.config)?;
+    let now = clock::now_ms();
+    let new = Block {
+        id: crate::ids::new_id("blk-"),
+        pin_id: pin_id.to_owned(),
+        block_type: type_name(&body.block_type)?,
+        config,
+        position: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    let id = new.id.clone();
+    let blocks = write(state, who, pin_id, now, &mut |blocks| {
+        if blocks.len() >= MAX_BLOCKS {
+            return Err(Error::validation(
+                "blocks",
+                format!("at most {MAX_BLOCKS} blocks per pin"),
+            ));
+        }
+        let at = match body.position {
+            Some(position) => position_within(position, blocks.len())?,
+            None => blocks.len(),
+        };
+        blocks.insert(at, new.clone());
+        Ok(())
+    })
+    .await?;
+    one(&blocks, &id)
+}
+
+/// `PUT`/`PATCH /pins/{id}/blocks/{blockId}`.
+pub async fn update(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    block_id: &str,
+    body: UpdateBlockBody,
+) -> Result<Data> {
+    if body.block_type.is_none() && body.config.is_none() && body.position.is_none() {
+        return Err(Error::validation(
+            "body",
+            "at least one of block_type, config, position",
+        ));
+    }
+    if body.block_type.is_some() && body.config.is_none() {
+        return Err(Error::validation(
+            "config",
+            "a config for the new block_type",
+        ));
+    }
+    let now = clock::now_ms();
+    let blocks = write(state, who, pin_id, now, &mut |blocks| {
+        let at = blocks
+            .iter()
+            .position(|b| b.id == block_id)
+            .ok_or_else(block_missing)?;
+        let mut block = blocks.remove(at);
+        let block_type = match &body.block_type {
+            Some(kind) => kind.clone(),
+            None => body::parse_type(&block.block_type)?,
+        };
+        if let Some(config) = &body.config {
+            block.config = config_text(state, &block_type, config)?;
+            block.block_type = type_name(&block_type)?;
+        }
+        block.updated_at = now.max(block.updated_at);
+        let to = match body.position {
+            Some(position) => position_within(position, blocks.len())?,
+            None => at,
+        };
+        blocks.insert(to, block);
+        Ok(())
+    })
+    .await?;
+    one(&blocks, block_id)
+}
+
+/// `DELETE /pins/{id}/blocks/{blockId}`: the blocks after it move up.
+pub async fn delete(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    block_id: &str,
+) -> Result<Data> {
+    write(state, who, pin_id, clock::now_ms(), &mut |blocks| {
+        let at = blocks
+            .iter()
+            .position(|b| b.id == block_id)
+            .ok_or_else(block_missing)?;
+        blocks.remove(at);
+        Ok(())
+    })
+    .await?;
+    to_data(&Deleted {
+        id: block_id,
+        deleted: true,
+    })
+}
+
+/// `PUT /pins/{id}/blocks/order`: the records in their new order.
+pub async fn reorder(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    body: OrderBody,
+) -> Result<Data> {
+    let blocks = write(state, who, pin_id, clock::now_ms(), &mut |blocks| {
+        let every_once =
+            || Error::validation("block_ids", "every block id of the pin, each exactly once");
+        if body.block_ids.len() != blocks.len() {
+            return Err(every_once());
+        }
+        let mut ordered = Vec::with_capacity(blocks.len());
+        for id in &body.block_ids {
+            let at = blocks
+                .iter()
+                .position(|b| &b.id == id)
+                .ok_or_else(every_once)?;
+            ordered.push(blocks.swap_remove(at));
+        }
+        *blocks = ordered;
+        Ok(())
+    })
+    .await?;
+    records(&blocks)
+}
+
+async fn write(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    now: i64,
+    edit: &mut crate::store::BlockEdit<'_>,
+) -> Result<Vec<Block>> {
+    state
+        .store
+        .write_blocks(
+            &who.workspace_id,
+            pin_id,
+            now,
+            state.limits().version_retention,
+            edit,
+        )
+        .await
+}
+
+fn one(blocks: &[Block], id: &str) -> Result<Data> {
+    let block = blocks
+        .iter()
+        .find(|b| b.id == id)
+        .ok_or_else(block_missing)?;
+    to_data(&BlockRecord::new(block)?)
+}
