@@ -4,7 +4,8 @@
 #   bench/run.sh --smoke    a few seconds, tiny sizes, debug build: keeps the harness from
 #                           rotting (.ci/run); fails when a figure is missing, never when slow
 # BENCH_STORES=postgres picks stores, BENCH_PG_URL the server, BENCH_PROFILE=release|debug
-# the build (release unless --smoke).
+# the build (release unless --smoke), BENCH_ONLY=rendered only the rendered-list figure
+# (each store filled as for the list figure, nothing else measured).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ cd "$(dirname "$0")/.."
 SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
+ONLY=${BENCH_ONLY:-}
+case "$ONLY" in ""|rendered) ;; *) echo "BENCH_ONLY: only 'rendered' is known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -94,19 +97,27 @@ card = {"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}
 pin = {"pin_type": "stat-cards", "pin_config": {"cards": [card]}}
 json.dump(pin, open(f"{sys.argv[1]}/pin.json", "w"))
 json.dump({"pins": [pin] * 100}, open(f"{sys.argv[1]}/batch.json", "w"))
+# The rendered list's pins: two dataset variables each, tagged so the list selects them alone.
+card = {"title": "Revenue {{sales.region}}", "value": "{{sales.total}}", "change": "+4%", "trend": "up"}
+pin = {"pin_type": "stat-cards", "pin_config": {"cards": [card]}, "metadata": {"tags": ["rendered"]}}
+json.dump({"pins": [pin] * 100}, open(f"{sys.argv[1]}/rendered_batch.json", "w"))
+json.dump({"name": "sales", "format": "json", "data": {"total": 1250, "region": "EU"}},
+          open(f"{sys.argv[1]}/dataset.json", "w"))
 PY
 
 # The HTTP ceiling: a fixed-body axum handler, same profile.
-CEIL_PORT=$(free_port)
-"target/$PROFILE/examples/http_ceiling" "127.0.0.1:$CEIL_PORT" & PIDS+=($!)
-wait_up "http://127.0.0.1:$CEIL_PORT"
-read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
+if [ -z "$ONLY" ]; then
+  CEIL_PORT=$(free_port)
+  "target/$PROFILE/examples/http_ceiling" "127.0.0.1:$CEIL_PORT" & PIDS+=($!)
+  wait_up "http://127.0.0.1:$CEIL_PORT"
+  read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
+fi
 
 # The peer, dashing-js: its POST/s, and its push-to-viewer p99 at 100 and 1,000 viewers.
 PEER=../shared/bench/peer-dashing
 DASHING_RPS="" DASHING_PUSH_100="" DASHING_PUSH_1000=""
 peer_field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2" | tail -n 1; }
-if [ $SMOKE = 0 ] && [ -f $PEER/run.sh ]; then
+if [ $SMOKE = 0 ] && [ -z "$ONLY" ] && [ -f $PEER/run.sh ]; then
   out=$(bash $PEER/run.sh "$DUR" 2>/dev/null || true)
   DASHING_RPS=$(peer_field post_rps "$out")
   DASHING_PUSH_100=$(peer_field push_p99_ms "$out")
@@ -115,7 +126,7 @@ if [ $SMOKE = 0 ] && [ -f $PEER/run.sh ]; then
 fi
 
 bench_store() {
-  local store=$1 port base env=() pid key lookup ws key_id id
+  local store=$1 port base env=() pid key rkey lookup ws key_id id
   port=$(free_port)
   base="http://127.0.0.1:$port"
   if [ "$store" = sqlite ]; then
@@ -131,9 +142,16 @@ bench_store() {
   PIDS+=($pid)
   wait_up "$base"
   key=$(env "${env[@]}" "$BIN" keys create --name bench --scopes '*' --tier team)
+  # The rendered-list figure's key: a workspace of its own (see bench_rendered).
+  rkey=$(env "${env[@]}" "$BIN" keys create --name rendered --scopes '*' --tier team --workspace rendered)
   lookup=${key:4:12}
   sleep 0.5
   line "$store.rss_idle_mib" "$(rss_mib $pid)" 64
+  if [ "$ONLY" = rendered ]; then
+    fill_store "$store" "$base" "$key"
+    bench_rendered "$store" "$base" "$rkey"
+    return
+  fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @"$WORK/pin.json" "$base/v1/pins" \
@@ -171,12 +189,7 @@ bench_store() {
   echo "$store.post_pin_p99_ms: ours=$post_p99 get_pin_p99_ms=$get_p99 batch100_p99_ms=$batch_p99"
   line "$store.batch100_cost_in_pins (target < 5)" "$(ratio "$post_rps" "$batch_rps")" 5
 
-  python3 bench/fill.py "$base" "$key" "$LIST_PINS"
-  if [ "$store" = postgres ]; then
-    # Statistics as autovacuum has them within a minute of a bulk load: with the empty
-    # table's, the planner sorts all of the workspace's pins for every page.
-    psql -q "$PG_ADMIN/corkboard_bench_$$" -c "ANALYZE pins"
-  fi
+  fill_store "$store" "$base" "$key"
   read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
   line "$store.list200_p99_ms (target < 20, $LIST_PINS+ pins stored)" "$list_p99" 20
   if [ "$store" = postgres ]; then
@@ -187,7 +200,53 @@ bench_store() {
     line "postgres.list200_p99_ms (vs pgbench of the same statements)" "$list_p99" "$list_pg_p99"
   fi
   line "$store.rss_after_mib (target < 128)" "$(rss_mib $pid)" 128
+  bench_rendered "$store" "$base" "$rkey"
   bench_events "$store" "$base" "$key" "$pid" "$post_rps"
+}
+
+# fill_store STORE BASE KEY: the list figure's $LIST_PINS pins (tagged bench).
+fill_store() {
+  python3 bench/fill.py "$2" "$3" "$LIST_PINS"
+  if [ "$1" = postgres ]; then
+    # Statistics as autovacuum has them within a minute of a bulk load: with the empty
+    # table's, the planner sorts all of the workspace's pins for every page.
+    psql -q "$PG_ADMIN/corkboard_bench_$$" -c "ANALYZE pins"
+  fi
+}
+
+# Templates: a dataset `sales` and 200 stat-cards pins tagged `rendered`, each naming two of
+# its variables, stored beside the list figure's pins; their list (?tag=rendered&limit=200)
+# with ?render=true against the same list unrendered, p99 and pages/s. KEY is of a workspace
+# holding only these pins: in the list figure's workspace a tagged page of 200 scans every
+# other pin of the workspace for a 201st (has_more), hundreds of thousands after the batch
+# figure, and that scan, not rendering, would be what both sides measure.
+bench_rendered() {
+  local store=$1 base=$2 key=$3 list="$2/v1/pins?limit=200&tag=rendered" auth
+  local rend_rps rend_p99 plain_rps plain_p99
+  auth=(-H "Authorization: Bearer $key" -H 'Content-Type: application/json')
+  curl -sf "${auth[@]}" -d @"$WORK/dataset.json" "$base/v1/datasets" >/dev/null \
+    || { echo "$store: creating the dataset failed" >&2; exit 1; }
+  for _ in 1 2; do
+    curl -sf "${auth[@]}" -d @"$WORK/rendered_batch.json" "$base/v1/pins/batch" >/dev/null \
+      || { echo "$store: creating the rendered pins failed" >&2; exit 1; }
+  done
+  # The page is what the figure claims: 200 pins, their variables filled in only when rendered.
+  curl -sf "${auth[@]}" "$list&render=true" >"$WORK/rendered.json"
+  curl -sf "${auth[@]}" "$list" >"$WORK/unrendered.json"
+  python3 - "$WORK/rendered.json" "$WORK/unrendered.json" <<'PY' || { echo "$store: the rendered list is not as expected" >&2; exit 1; }
+import json, sys
+rendered, plain = (json.load(open(f))["data"] for f in sys.argv[1:])
+assert len(rendered) == len(plain) == 200, (len(rendered), len(plain))
+assert all(p["pin_config"]["cards"][0]["title"] == "Revenue EU" and p["pin_config"]["cards"][0]["value"] == "1250" for p in rendered)
+assert all(p["pin_config"]["cards"][0]["title"] == "Revenue {{sales.region}}" for p in plain)
+PY
+  read -r plain_rps plain_p99 <<<"$(KEY=$key wrk_run "$list" bench/lua/get.lua)"
+  read -r rend_rps rend_p99 <<<"$(KEY=$key wrk_run "$list&render=true" bench/lua/get.lua)"
+  # No request answered within the run (wrk leaves its p99 at 0): no figure.
+  [ "$plain_p99" = 0.000 ] && plain_p99=""
+  [ "$rend_p99" = 0.000 ] && rend_p99=""
+  line "$store.list200_rendered_p99_ms (vs the same list unrendered, target < 2x)" "$rend_p99" "$plain_p99"
+  line "$store.list200_rendered_rps (vs the same list unrendered)" "$rend_rps" "$plain_rps"
 }
 
 # Live events: the peer's probe (K viewers on /v1/events, M json pins posted one every

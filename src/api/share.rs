@@ -31,6 +31,7 @@ use crate::{
         sharing::{self, ShareBody, ShareRecord},
         signed_in,
     },
+    pins::rendered,
     render::{self, Page},
 };
 
@@ -206,7 +207,20 @@ async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
                 None => None,
             },
         };
-        board.map(|(board, pins)| render::board_page(&board, &pins))
+        match board {
+            Some((board, mut placed)) => {
+                let pins = placed.iter().map(|p| p.pin.clone()).collect();
+                let mut blocks = std::collections::HashMap::new();
+                for resolved in rendered::for_page(state, id, pins).await? {
+                    blocks.insert(resolved.pin.id.clone(), resolved.blocks_html());
+                    if let Some(slot) = placed.iter_mut().find(|p| p.pin.id == resolved.pin.id) {
+                        slot.pin = resolved.pin;
+                    }
+                }
+                Some(render::board_page(&board, &placed, &blocks))
+            }
+            None => None,
+        }
     } else if id.starts_with("p-") {
         let pin = match state.store.shared_pin(id).await? {
             Some(found) => Some(found),
@@ -215,7 +229,15 @@ async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
                 None => None,
             },
         };
-        pin.map(|pin| render::pin_page(&pin))
+        match pin {
+            Some(pin) => {
+                let resolved = rendered::for_page(state, id, vec![pin]).await?;
+                resolved
+                    .first()
+                    .map(|r| render::pin_page(&r.pin, &r.blocks_html()))
+            }
+            None => None,
+        }
     } else {
         None
     };

@@ -138,13 +138,6 @@ fn config_text(state: &AppState, block_type: &BlockType, config: &Value) -> Resu
     Ok(text)
 }
 
-fn type_name(block_type: &BlockType) -> Result<String> {
-    match serde_json::to_value(block_type) {
-        Ok(Value::String(name)) => Ok(name),
-        _ => Err(Error::Internal("block type without a name".into())),
-    }
-}
-
 fn position_within(position: i64, len: usize) -> Result<usize> {
     usize::try_from(position)
         .ok()
@@ -194,7 +187,7 @@ pub struct Evaluated<'a> {
 
 impl Evaluated<'_> {
     pub fn record(&self) -> Result<BlockRecord<'_>> {
-        BlockRecord::with(self.block, self.block_type.clone(), &self.config)
+        BlockRecord::with(self.block, self.block_type, &self.config)
     }
 }
 
@@ -254,7 +247,7 @@ pub async fn create(
     let new = Block {
         id: crate::ids::new_id("blk-"),
         pin_id: pin_id.to_owned(),
-        block_type: type_name(&body.block_type)?,
+        block_type: body.block_type.as_str().to_owned(),
         config,
         position: 0,
         created_at: now,
@@ -307,12 +300,12 @@ pub async fn update(
             .ok_or_else(block_missing)?;
         let mut block = blocks.remove(at);
         let block_type = match &body.block_type {
-            Some(kind) => kind.clone(),
+            Some(kind) => *kind,
             None => body::parse_type(&block.block_type)?,
         };
         if let Some(config) = &body.config {
             block.config = config_text(state, &block_type, config)?;
-            block.block_type = type_name(&block_type)?;
+            block.block_type = block_type.as_str().to_owned();
         }
         block.updated_at = now.max(block.updated_at);
         let to = match body.position {

@@ -35,9 +35,23 @@ impl Resolved {
             .iter()
             .map(|(block_type, config, source)| Evaluated {
                 block: &self.blocks[*source],
-                block_type: block_type.clone(),
+                block_type: *block_type,
                 config: config.clone(),
             })
+    }
+
+    /// The HTML of the evaluated blocks, drawn by the pin renderer: a block's config is
+    /// the config of the pin type of the same name (`markdown`, `image`, `code`).
+    pub fn blocks_html(&self) -> String {
+        let html: String = self
+            .blocks()
+            .map(|e| crate::render::pin_body(e.block_type.as_str(), &e.config.to_string()))
+            .collect();
+        if html.is_empty() {
+            html
+        } else {
+            format!("<div class=\"blocks\">{html}</div>")
+        }
     }
 
     /// The record of a rendered read.
@@ -82,6 +96,14 @@ pub enum PinRead<'a> {
 pub struct RenderInfo<'a> {
     /// One per variable that resolved to nothing (and became the empty string).
     pub warnings: &'a [Warning],
+}
+
+/// Resolves the pins of a page of the item `id` (a pin or a board) in the item's workspace.
+pub async fn for_page(state: &AppState, id: &str, pins: Vec<Pin>) -> Result<Vec<Resolved>> {
+    match state.store.workspace_of(id).await? {
+        Some(ws) => resolve(state, &ws, pins).await,
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Resolves `pins` of workspace `ws`: one query for all their blocks, one for every dataset

@@ -78,7 +78,7 @@ fn footer(updated_at: i64) -> String {
 }
 
 /// A pin in its frame: its title as heading, or (untitled) its type as the frame's name.
-fn frame(pin: &Pin, class: &str) -> String {
+fn frame(pin: &Pin, blocks: &str, class: &str) -> String {
     let (heading, name) = match pin.title.as_deref() {
         Some(title) => (format!("<h2>{}</h2>", esc(title)), String::new()),
         None => (
@@ -87,13 +87,14 @@ fn frame(pin: &Pin, class: &str) -> String {
         ),
     };
     format!(
-        "<section class=\"pin {class}\"{name}>{heading}{}</section>",
+        "<section class=\"pin {class}\"{name}>{heading}{}{blocks}</section>",
         pin_body(&pin.pin_type, &pin.pin_config)
     )
 }
 
-/// The page of one public pin.
-pub fn pin_page(pin: &Pin) -> Page {
+/// The page of one public pin, with its templates resolved and `blocks` (the HTML of its
+/// evaluated blocks) under its content.
+pub fn pin_page(pin: &Pin, blocks: &str) -> Page {
     let title = pin.title.clone().unwrap_or_else(|| {
         PinType::parse(&pin.pin_type)
             .map_or("Shared pin", PinType::description)
@@ -102,7 +103,7 @@ pub fn pin_page(pin: &Pin) -> Page {
     page(
         &title,
         "",
-        &format!("<main class=\"single\">{}</main>", frame(pin, "")),
+        &format!("<main class=\"single\">{}</main>", frame(pin, blocks, "")),
         &footer(pin.updated_at),
         "",
         true,
@@ -110,8 +111,13 @@ pub fn pin_page(pin: &Pin) -> Page {
 }
 
 /// The page of one public board: its pins on the grid, in position order (the order the
-/// store returns them), each placed by a generated class.
-pub fn board_page(board: &Pinboard, pins: &[PlacedPin]) -> Page {
+/// store returns them), each placed by a generated class, with its templates resolved and
+/// the HTML of its evaluated blocks (`blocks`, by pin id) under its content.
+pub fn board_page(
+    board: &Pinboard,
+    pins: &[PlacedPin],
+    blocks: &std::collections::HashMap<String, String>,
+) -> Page {
     let mut css = String::new();
     let mut cells = String::new();
     for (i, placed) in pins.iter().enumerate() {
@@ -123,7 +129,8 @@ pub fn board_page(board: &Pinboard, pins: &[PlacedPin]) -> Page {
             p.y + 1,
             p.h
         ));
-        cells.push_str(&frame(&placed.pin, &format!("g{i}")));
+        let pin_blocks = blocks.get(&placed.pin.id).map_or("", String::as_str);
+        cells.push_str(&frame(&placed.pin, pin_blocks, &format!("g{i}")));
     }
     let description = board
         .description

@@ -97,6 +97,9 @@ pub(crate) trait BoardStore {
     async fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
     /// For share streams: the workspace of the pin or board `id` when anyone may see it.
     async fn shared_workspace(&self, id: &str) -> Result<Option<String>>;
+    /// The workspace of the pin or board `id`, whoever may see it: for pages that have
+    /// already decided the visitor may (to resolve the item's templates in its workspace).
+    async fn workspace_of(&self, id: &str) -> Result<Option<String>>;
 }
 
 pub(super) fn board_missing() -> Error {
@@ -122,6 +125,8 @@ const PLACED_PINS: &str = "SELECT pl.x, pl.y, pl.w, pl.h, p.id, p.pin_type, p.pi
 const SHARED_WORKSPACE: &str = "SELECT workspace_id FROM pins WHERE id = $1 AND is_public \
      AND NOT require_sign_in UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1 \
      AND is_public AND NOT require_sign_in";
+const WORKSPACE_OF: &str = "SELECT workspace_id FROM pins WHERE id = $1 \
+     UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1";
 const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2";
 
 /// A board from [`BOARD_COLUMNS`] at column `first` on.
@@ -361,6 +366,14 @@ impl<B: Backend> BoardStore for B {
 
     async fn shared_workspace(&self, id: &str) -> Result<Option<String>> {
         let row = B::query(SHARED_WORKSPACE)
+            .bind(id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        Ok(row.map(|r| r.get(0)).transpose()?)
+    }
+
+    async fn workspace_of(&self, id: &str) -> Result<Option<String>> {
+        let row = B::query(WORKSPACE_OF)
             .bind(id)
             .fetch_optional(&mut *self.reader().await?)
             .await?;

@@ -163,6 +163,7 @@ impl Store {
         fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
         fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
         fn shared_workspace(&self, id: &str) -> Result<Option<String>>;
+        fn workspace_of(&self, id: &str) -> Result<Option<String>>;
         fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>>;
         fn enroll(&self, who: &SignIn<'_>) -> Result<Member>;
         fn insert_role(&self, ws: &str, role: &RoleRow) -> Result<()>;
