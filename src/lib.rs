@@ -14,6 +14,7 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod limits;
+pub mod mcp;
 pub mod metrics;
 pub mod pin_types;
 pub mod pinboards;

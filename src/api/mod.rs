@@ -23,6 +23,7 @@ pub use path::{
     ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinPath, PlacementPath,
     SharePath,
 };
+pub(crate) use pin_types::catalogue as pin_types_catalogue;
 pub use query::ApiQuery;
 
 use std::marker::PhantomData;
@@ -66,6 +67,13 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(openapi::describe(documented, &document))
         .merge(Router::from(api))
+        // Agents: MCP at /mcp, behind the same credentials and limits as the API.
+        .merge(
+            crate::mcp::routes(state.clone()).route_layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                crate::limits::enforce,
+            )),
+        )
         .fallback(|| async {
             Error::NotFound {
                 what: "route",

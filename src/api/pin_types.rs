@@ -35,7 +35,7 @@ pub struct Entry {
 }
 
 /// Built once: the catalogue can't change while the process runs.
-fn catalogue() -> &'static str {
+pub(crate) fn catalogue() -> &'static str {
     static CATALOGUE: OnceLock<String> = OnceLock::new();
     CATALOGUE.get_or_init(|| {
         let entries: Vec<Entry> = PinType::ALL

@@ -32,6 +32,8 @@ const BATCH_ROUTES: &[(&str, &str)] = &[
 ];
 /// Routes that read although they are POSTs.
 const READ_POSTS: &[&str] = &["/pins/batch/get"];
+/// The MCP endpoint: priced per JSON-RPC message ([`mcp_cost`]).
+const MCP_ROUTE: &str = "/mcp";
 /// How long a body may take to arrive while its request holds a database connection.
 const PROMPT_BODY: Duration = Duration::from_millis(5);
 
@@ -79,16 +81,22 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         .get::<MatchedPath>()
         .map(|p| p.as_str().trim_start_matches("/v1").to_owned())
         .unwrap_or_default();
-    let write = req.method() != Method::GET && !READ_POSTS.contains(&route.as_str());
-    let (req, body) = match read_body(req, state.limits().body_bytes).await {
+    let (mut req, body) = match read_body(req, state.limits().body_bytes).await {
         Ok(read) => read,
         Err(e) => return e.into_response(),
     };
-    let tokens = BATCH_ROUTES
-        .iter()
-        .find(|(path, _)| *path == route)
-        .map_or(1, |(_, field)| batch_tokens(&body, field));
-    let cost = Cost { tokens, write };
+    let mcp = route == MCP_ROUTE;
+    let cost = if mcp {
+        mcp_cost(&body)
+    } else {
+        Cost {
+            tokens: BATCH_ROUTES
+                .iter()
+                .find(|(path, _)| *path == route)
+                .map_or(1, |(_, field)| batch_tokens(&body, field)),
+            write: req.method() != Method::GET && !READ_POSTS.contains(&route.as_str()),
+        }
+    };
     let tier_limits = limits.tier(tier);
     let quota = Quota {
         per_minute: tier_limits.per_minute,
@@ -121,7 +129,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         next.run(req).await
     } else {
         let (window, limit, used, reset_at) = report.refusal(&usage, cost, &quota);
-        Error::RateLimited {
+        let refusal = Error::RateLimited {
             window,
             limit,
             used,
@@ -130,8 +138,15 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
             retry_after: retry_after(reset_at, now),
             tier: tier.as_str(),
             upgrade_url: upgrade_url(&state),
+        };
+        if mcp {
+            // A refused tool call is a tool result (`isError`), answered by the MCP handler.
+            req.extensions_mut()
+                .insert(crate::mcp::Refused(std::sync::Arc::new(refusal)));
+            next.run(req).await
+        } else {
+            refusal.into_response()
         }
-        .into_response()
     };
     report.write(response.headers_mut());
     response
@@ -222,6 +237,51 @@ async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error
     };
     let bytes = read.map_err(|_| Error::PayloadTooLarge { limit })?;
     Ok((Request::from_parts(parts, Body::from(bytes.clone())), bytes))
+}
+
+/// The price of an MCP message: a `tools/call` costs what the tool's REST route costs (a
+/// write if it writes, `ceil(n / 10)` for a batch); the protocol's own messages
+/// (`initialize`, `tools/list`, notifications) cost nothing.
+fn mcp_cost(body: &[u8]) -> Cost {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        method: String,
+        #[serde(default)]
+        params: Option<Call>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+    let free = Cost {
+        tokens: 0,
+        write: false,
+    };
+    let Ok(Message {
+        method,
+        params: Some(call),
+    }) = serde_json::from_slice::<Message>(body)
+    else {
+        return free;
+    };
+    let Some(tool) = crate::mcp::tools::find(&call.name).filter(|_| method == "tools/call") else {
+        return free;
+    };
+    let tokens = tool.batch_field.map_or(1, |field| {
+        let n = call
+            .arguments
+            .as_ref()
+            .and_then(|args| args.get(field))
+            .and_then(serde_json::Value::as_array)
+            .map_or(0, Vec::len);
+        u32::try_from(n.div_ceil(10)).unwrap_or(u32::MAX).max(1)
+    });
+    Cost {
+        tokens,
+        write: tool.write,
+    }
 }
 
 /// A batch's price by its item count: `ceil(n / 10)` tokens. A body that can't be counted
