@@ -59,6 +59,8 @@ pub struct AppState {
     touched: Arc<Mutex<HashMap<String, Instant>>>,
     /// Rendered pin records for the lists (see [`crate::pins::records`]).
     pub records: Arc<crate::pins::records::RecordCache>,
+    /// Rendered (`?render=true`) list records (see [`crate::pins::rendered`]).
+    pub rendered: Arc<crate::pins::rendered::RenderedCache>,
     /// The live event streams of this replica.
     pub events: Arc<Hub>,
 }
@@ -93,6 +95,7 @@ impl AppState {
             metrics: Arc::default(),
             touched: Arc::default(),
             records: Arc::default(),
+            rendered: Arc::default(),
         }
     }
 

@@ -428,14 +428,8 @@ pub async fn list(
     let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
     let (keys, pagination) = page(keys, limit, |key| key.seq);
     if render {
-        let ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
-        let pins = state.store.get_pins(&who.workspace_id, &ids).await?;
-        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
-        let records = keys
-            .iter()
-            .filter_map(|k| resolved.iter().find(|r| r.pin.id == k.id))
-            .map(|r| r.record(state.public_base()))
-            .collect::<Result<Vec<_>>>()?;
+        let records = rendered::list_records(state, &who.workspace_id, &keys).await?;
+        let records: Vec<&RawValue> = records.iter().map(|record| &**record).collect();
         return Ok((to_data(&records)?, pagination));
     }
     let records = rendered(state, who, &keys).await?;

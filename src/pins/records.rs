@@ -28,31 +28,30 @@ const GENERATION: usize = 10_000;
 /// A rendered record, the JSON of [`super::PinRecord`].
 pub type Record = Arc<RawValue>;
 
-#[derive(Default)]
-pub struct RecordCache {
-    generations: Mutex<Generations>,
+/// Values kept by pin id in two bounded generations (see the module's doc); what a value
+/// stands for is checked by the caller's test on each find.
+pub struct Generational<T> {
+    generations: Mutex<Generations<T>>,
 }
 
-#[derive(Default)]
-struct Generations {
-    newer: HashMap<String, Kept>,
-    older: HashMap<String, Kept>,
-}
-
-struct Kept {
-    version: i64,
-    updated_at: i64,
-    record: Record,
-}
-
-impl Kept {
-    fn is(&self, key: &PinKey) -> bool {
-        self.version == key.version && self.updated_at == key.updated_at
+impl<T> Default for Generational<T> {
+    fn default() -> Self {
+        Generational {
+            generations: Mutex::new(Generations {
+                newer: HashMap::new(),
+                older: HashMap::new(),
+            }),
+        }
     }
 }
 
-impl Generations {
-    fn keep(&mut self, id: String, kept: Kept) {
+struct Generations<T> {
+    newer: HashMap<String, T>,
+    older: HashMap<String, T>,
+}
+
+impl<T> Generations<T> {
+    fn keep(&mut self, id: String, kept: T) {
         if self.newer.len() >= GENERATION && !self.newer.contains_key(&id) {
             self.older = mem::take(&mut self.newer);
         }
@@ -60,37 +59,72 @@ impl Generations {
     }
 }
 
+impl<T: Clone> Generational<T> {
+    /// The value kept for each id that `current` accepts (a value found in the older
+    /// generation moves back to the newer one).
+    pub fn find<'k>(
+        &self,
+        ids: impl IntoIterator<Item = &'k str>,
+        current: impl Fn(usize, &T) -> bool,
+    ) -> Vec<Option<T>> {
+        let ids = ids.into_iter();
+        let Ok(mut kept) = self.generations.lock() else {
+            return ids.map(|_| None).collect();
+        };
+        ids.enumerate()
+            .map(|(i, id)| {
+                if let Some(found) = kept.newer.get(id) {
+                    return current(i, found).then(|| found.clone());
+                }
+                let found = kept.older.remove(id).filter(|found| current(i, found))?;
+                kept.keep(id.to_owned(), found.clone());
+                Some(found)
+            })
+            .collect()
+    }
+
+    /// Keeps `value` for pin `id`.
+    pub fn keep(&self, id: &str, value: T) {
+        if let Ok(mut kept) = self.generations.lock() {
+            kept.keep(id.to_owned(), value);
+        }
+    }
+}
+
+/// The list's records: the record of a pin's state, named by its version and `updated_at`.
+#[derive(Default)]
+pub struct RecordCache(Generational<Kept>);
+
+#[derive(Clone)]
+pub struct Kept {
+    version: i64,
+    updated_at: i64,
+    record: Record,
+}
+
 impl RecordCache {
     /// The record of each key's state, where one is kept.
     pub fn find(&self, keys: &[PinKey]) -> Vec<Option<Record>> {
-        let Ok(mut kept) = self.generations.lock() else {
-            return vec![None; keys.len()];
-        };
-        keys.iter()
-            .map(|key| {
-                if let Some(found) = kept.newer.get(&key.id) {
-                    return found.is(key).then(|| found.record.clone());
-                }
-                let found = kept.older.remove(&key.id).filter(|found| found.is(key))?;
-                let record = found.record.clone();
-                kept.keep(key.id.clone(), found);
-                Some(record)
+        self.0
+            .find(keys.iter().map(|k| k.id.as_str()), |i, kept| {
+                keys.get(i)
+                    .is_some_and(|k| kept.version == k.version && kept.updated_at == k.updated_at)
             })
+            .into_iter()
+            .map(|kept| kept.map(|k| k.record))
             .collect()
     }
 
     /// Keeps `record` as the record of pin `id` at `version` and `updated_at`.
     pub fn keep(&self, id: &str, version: i64, updated_at: i64, record: Record) {
-        if let Ok(mut kept) = self.generations.lock() {
-            kept.keep(
-                id.to_owned(),
-                Kept {
-                    version,
-                    updated_at,
-                    record,
-                },
-            );
-        }
+        self.0.keep(
+            id,
+            Kept {
+                version,
+                updated_at,
+                record,
+            },
+        );
     }
 }
 
@@ -134,7 +168,7 @@ mod tests {
                 assert!(cache.find(&[key("listed", 1)])[0].is_some(), "after {i}");
             }
         }
-        let kept = cache.generations.lock().unwrap();
+        let kept = cache.0.generations.lock().unwrap();
         assert!(kept.newer.len() <= GENERATION && kept.older.len() <= GENERATION);
         assert!(
             !kept.older.contains_key("p-0"),

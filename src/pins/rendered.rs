@@ -3,18 +3,25 @@
 //! of them: [`resolve`] reads every dataset and block the pins need in one query each.
 //! Rendering never writes: the stored configuration keeps its braces and its version.
 
-use std::collections::BTreeSet;
+use std::{
+    collections::{BTreeSet, HashMap},
+    hash::{DefaultHasher, Hash, Hasher},
+    sync::Arc,
+};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::PinRecord;
+use super::{
+    records::{Generational, Record},
+    PinRecord,
+};
 use crate::{
     app::AppState,
     blocks::ops::{evaluate, referenced, BlockRecord, Evaluated},
     error::{Error, Result},
-    store::{Block, Pin},
+    store::{Block, Pin, PinKey},
     templates::{self, Renderer, Warning},
 };
 
@@ -111,40 +118,198 @@ pub async fn for_page(state: &AppState, id: &str, pins: Vec<Pin>) -> Result<Vec<
 pub async fn resolve(state: &AppState, ws: &str, pins: Vec<Pin>) -> Result<Vec<Resolved>> {
     let ids: Vec<String> = pins.iter().map(|p| p.id.clone()).collect();
     let mut blocks = state.store.blocks_of(ws, &ids).await?;
-    let mut configs = Vec::with_capacity(pins.len());
+    let mut sources = Vec::with_capacity(pins.len());
     let mut names = BTreeSet::new();
-    for pin in &pins {
-        let config: Value = serde_json::from_str(&pin.pin_config)
-            .map_err(|e| Error::Internal(format!("stored pin config: {e}")))?;
-        templates::referenced(&config, &mut names);
-        if let Some(of_pin) = blocks.get(&pin.id) {
-            referenced(of_pin, &mut names)?;
-        }
-        configs.push(config);
+    for pin in pins {
+        let of_pin = blocks.remove(&pin.id).unwrap_or_default();
+        let source = Source::new(pin, of_pin)?;
+        names.extend(source.refs.iter().cloned());
+        sources.push(source);
     }
     let datasets = crate::datasets::ops::for_templates(state, ws, &names).await?;
-    pins.into_iter()
-        .zip(configs)
-        .map(|(mut pin, config)| {
-            let mut renderer = Renderer::new(&datasets);
-            pin.pin_config = renderer.value(&config, "pin_config").to_string();
-            let pin_blocks = blocks.remove(&pin.id).unwrap_or_default();
-            let evaluated = evaluate(&pin_blocks, &mut renderer)?
-                .into_iter()
-                .map(|e| {
-                    let source = pin_blocks
-                        .iter()
-                        .position(|b| b.id == e.block.id)
-                        .unwrap_or_default();
-                    (e.block_type, e.config, source)
-                })
-                .collect();
-            Ok(Resolved {
-                pin,
-                warnings: renderer.into_warnings(),
-                evaluated,
-                blocks: pin_blocks,
+    sources.into_iter().map(|s| s.render(&datasets)).collect()
+}
+
+/// A pin with what rendering it needs: its parsed configuration, its blocks and the
+/// datasets they name.
+struct Source {
+    pin: Pin,
+    config: Value,
+    blocks: Vec<Block>,
+    refs: Vec<String>,
+}
+
+impl Source {
+    fn new(pin: Pin, blocks: Vec<Block>) -> Result<Self> {
+        let config: Value = serde_json::from_str(&pin.pin_config)
+            .map_err(|e| Error::Internal(format!("stored pin config: {e}")))?;
+        let mut names = BTreeSet::new();
+        templates::referenced(&config, &mut names);
+        referenced(&blocks, &mut names)?;
+        Ok(Source {
+            pin,
+            config,
+            blocks,
+            refs: names.into_iter().collect(),
+        })
+    }
+
+    /// The pin resolved against `datasets` (a budget of its own).
+    fn render(mut self, datasets: &templates::Datasets) -> Result<Resolved> {
+        let mut renderer = Renderer::new(datasets);
+        self.pin.pin_config = renderer.value(&self.config, "pin_config").to_string();
+        let evaluated = evaluate(&self.blocks, &mut renderer)?
+            .into_iter()
+            .map(|e| {
+                let source = self
+                    .blocks
+                    .iter()
+                    .position(|b| b.id == e.block.id)
+                    .unwrap_or_default();
+                (e.block_type, e.config, source)
             })
+            .collect();
+        Ok(Resolved {
+            pin: self.pin,
+            warnings: renderer.into_warnings(),
+            evaluated,
+            blocks: self.blocks,
+        })
+    }
+}
+
+/// Rendered list records, kept by pin like [`super::records`]: a record stands for its pin's
+/// version (blocks included: their writes bump it) and for the versions of the datasets it
+/// names (its `stamp`). The datasets a pin names are kept with it, so a page whose pins and
+/// datasets haven't changed costs the list's keys and one small query for the datasets'
+/// versions, and no pin is read or rendered.
+pub type RenderedCache = Generational<KeptRender>;
+
+#[derive(Clone)]
+pub struct KeptRender {
+    version: i64,
+    updated_at: i64,
+    refs: Arc<[String]>,
+    stamp: u64,
+    record: Record,
+}
+
+/// What a rendered record depends on beyond its pin: each named dataset's id and version,
+/// or its absence.
+fn stamp(refs: &[String], stamps: &HashMap<String, (String, i64)>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for name in refs {
+        name.hash(&mut hasher);
+        stamps.get(name).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// The rendered records of a list's page, in its order (a pin deleted meanwhile is left out).
+pub async fn list_records(state: &AppState, ws: &str, keys: &[PinKey]) -> Result<Vec<Record>> {
+    let kept = state
+        .rendered
+        .find(keys.iter().map(|k| k.id.as_str()), |i, kept| {
+            keys.get(i)
+                .is_some_and(|k| kept.version == k.version && kept.updated_at == k.updated_at)
+        });
+    // Pins whose state was never rendered: read them to learn what they name.
+    let unknown: Vec<String> = keys
+        .iter()
+        .zip(&kept)
+        .filter(|(_, kept)| kept.is_none())
+        .map(|(k, _)| k.id.clone())
+        .collect();
+    let mut sources = read_sources(state, ws, &unknown).await?;
+    let refs_of = |i: usize, key: &PinKey| -> Vec<String> {
+        match kept.get(i).and_then(Option::as_ref) {
+            Some(kept) => kept.refs.to_vec(),
+            None => sources
+                .get(&key.id)
+                .map(|s| s.refs.clone())
+                .unwrap_or_default(),
+        }
+    };
+    let mut names = BTreeSet::new();
+    for (i, key) in keys.iter().enumerate() {
+        names.extend(refs_of(i, key));
+    }
+    let names: Vec<String> = names.into_iter().collect();
+    let stamps: HashMap<String, (String, i64)> = state
+        .store
+        .dataset_stamps(ws, &names)
+        .await?
+        .into_iter()
+        .map(|(name, id, version)| (name, (id, version)))
+        .collect();
+    let stamps_now: Vec<u64> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| stamp(&refs_of(i, key), &stamps))
+        .collect();
+    // Kept records whose datasets changed are rendered again: read those pins too.
+    let stale: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            kept.get(*i)
+                .and_then(Option::as_ref)
+                .is_some_and(|k| Some(&k.stamp) != stamps_now.get(*i))
+        })
+        .map(|(_, k)| k.id.clone())
+        .collect();
+    sources.extend(read_sources(state, ws, &stale).await?);
+    let mut needed = BTreeSet::new();
+    for source in sources.values() {
+        needed.extend(source.refs.iter().cloned());
+    }
+    let datasets = crate::datasets::ops::for_templates(state, ws, &needed).await?;
+    let mut records = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let current = stamps_now.get(i).copied().unwrap_or_default();
+        match (
+            kept.get(i).and_then(Option::as_ref),
+            sources.remove(&key.id),
+        ) {
+            // A stale one without a source was deleted meanwhile.
+            (Some(kept), None) if kept.stamp == current => records.push(kept.record.clone()),
+            (_, Some(source)) => {
+                let refs: Arc<[String]> = source.refs.clone().into();
+                let resolved = source.render(&datasets)?;
+                let record: Record = resolved.record(state.public_base())?.into();
+                state.rendered.keep(
+                    &key.id,
+                    KeptRender {
+                        version: resolved.pin.version,
+                        updated_at: resolved.pin.updated_at,
+                        refs,
+                        stamp: current,
+                        record: record.clone(),
+                    },
+                );
+                records.push(record);
+            }
+            _ => {}
+        }
+    }
+    Ok(records)
+}
+
+/// The pins among `ids` with their blocks, by id.
+async fn read_sources(
+    state: &AppState,
+    ws: &str,
+    ids: &[String],
+) -> Result<HashMap<String, Source>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let pins = state.store.get_pins(ws, ids).await?;
+    let mut blocks = state.store.blocks_of(ws, ids).await?;
+    pins.into_iter()
+        .map(|pin| {
+            let of_pin = blocks.remove(&pin.id).unwrap_or_default();
+            Ok((pin.id.clone(), Source::new(pin, of_pin)?))
         })
         .collect()
 }

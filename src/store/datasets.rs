@@ -43,6 +43,13 @@ pub(crate) trait DatasetStore {
     async fn list_datasets(&self, ws: &str, query: &DatasetQuery) -> Result<Vec<(i64, Dataset)>>;
     /// The workspace's datasets among `names` (for templates: one query per request).
     async fn datasets_named(&self, ws: &str, names: &[String]) -> Result<Vec<Dataset>>;
+    /// The id and version of each of the workspace's datasets among `names`, by name: what
+    /// a rendered record depends on, read without the data.
+    async fn dataset_stamps(
+        &self,
+        ws: &str,
+        names: &[String],
+    ) -> Result<Vec<(String, String, i64)>>;
     /// Applies `change`; 404 when absent, 409 when renamed onto another dataset's name.
     async fn update_dataset(
         &self,
@@ -186,6 +193,28 @@ impl<B: Backend> DatasetStore for B {
             .fetch_all(&mut *self.reader().await?)
             .await?;
         rows.iter().map(|row| dataset_at(row, 0)).collect()
+    }
+
+    async fn dataset_stamps(
+        &self,
+        ws: &str,
+        names: &[String],
+    ) -> Result<Vec<(String, String, i64)>> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT name, id, version FROM datasets WHERE workspace_id = $1 AND {}",
+            B::in_list("name", 2)
+        );
+        let rows = B::query(&sql)
+            .bind(ws)
+            .bind_list(names)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .collect()
     }
 
     async fn update_dataset(

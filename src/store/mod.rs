@@ -184,6 +184,7 @@ impl Store {
         fn get_dataset(&self, ws: &str, id: &str) -> Result<Option<Dataset>>;
         fn list_datasets(&self, ws: &str, query: &DatasetQuery) -> Result<Vec<(i64, Dataset)>>;
         fn datasets_named(&self, ws: &str, names: &[String]) -> Result<Vec<Dataset>>;
+        fn dataset_stamps(&self, ws: &str, names: &[String]) -> Result<Vec<(String, String, i64)>>;
         fn update_dataset(&self, ws: &str, id: &str, change: &mut DatasetChange<'_>) -> Result<Dataset>;
         fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
         fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
