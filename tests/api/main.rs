@@ -16,6 +16,7 @@ mod jwt;
 mod limits;
 mod lists;
 mod live;
+mod mcp;
 mod openapi;
 mod ops;
 mod pin_types;
