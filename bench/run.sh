@@ -5,7 +5,8 @@
 #                           rotting (.ci/run); fails when a figure is missing, never when slow
 # BENCH_STORES=postgres picks stores, BENCH_PG_URL the server, BENCH_PROFILE=release|debug
 # the build (release unless --smoke), BENCH_ONLY=rendered only the rendered-list figure
-# (each store filled as for the list figure, nothing else measured).
+# (each store filled as for the list figure, nothing else measured), BENCH_ONLY=mcp only
+# the MCP figure (REST POST /v1/pins, then tools/call create_pin, nothing else measured).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered) ;; *) echo "BENCH_ONLY: only 'rendered' is known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp) ;; *) echo "BENCH_ONLY: only 'rendered' and 'mcp' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -58,12 +59,14 @@ line() {
 }
 wait_up() { for _ in $(seq 1 100); do curl -sf "$1/healthz" >/dev/null && return; sleep 0.1; done; echo "server did not start" >&2; exit 1; }
 
-# wrk_run URL LUA [BODY_FILE] -> "rps p99_ms", after a warm-up; fails on any non-2xx answer.
+# wrk_run URL LUA [BODY_FILE] -> "rps p99_ms", after a warm-up; fails on any non-2xx answer
+# (and on any MCP tool error, which a script reports as `tool_errors=N`).
 wrk_run() {
   local url=$1 script=$2 body=${3:-/dev/null} out
   BODY_FILE=$body wrk -t2 -c$CONNS -d${WARM}s -s "$script" "$url" >/dev/null
   out=$(BODY_FILE=$body wrk -t2 -c$CONNS -d${DUR}s -s "$script" "$url")
   if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx answers from $url: $out" >&2; exit 1; fi
+  if grep -q "^tool_errors=[1-9]" <<<"$out"; then echo "tool errors from $url: $out" >&2; exit 1; fi
   echo "$(awk '/Requests\/sec/ { print $2 }' <<<"$out") $(sed -n 's/^p99_ms=//p' <<<"$out")"
 }
 
@@ -103,6 +106,10 @@ pin = {"pin_type": "stat-cards", "pin_config": {"cards": [card]}, "metadata": {"
 json.dump({"pins": [pin] * 100}, open(f"{sys.argv[1]}/rendered_batch.json", "w"))
 json.dump({"name": "sales", "format": "json", "data": {"total": 1250, "region": "EU"}},
           open(f"{sys.argv[1]}/dataset.json", "w"))
+# MCP: the same pin as pin.json, created by tools/call create_pin (JSON-RPC over POST /mcp).
+json.dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+           "params": {"name": "create_pin", "arguments": json.load(open(f"{sys.argv[1]}/pin.json"))}},
+          open(f"{sys.argv[1]}/mcp_create_pin.json", "w"))
 PY
 
 # The HTTP ceiling: a fixed-body axum handler, same profile.
@@ -154,6 +161,8 @@ bench_store() {
   fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  bench_mcp "$store" "$base" "$key" "$post_rps" "$post_p99"
+  [ "$ONLY" = mcp ] && return
   id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @"$WORK/pin.json" "$base/v1/pins" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["pin_id"])')
   read -r get_rps get_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins/$id" bench/lua/get.lua)"
@@ -202,6 +211,24 @@ bench_store() {
   line "$store.rss_after_mib (target < 128)" "$(rss_mib $pid)" 128
   bench_rendered "$store" "$base" "$rkey"
   bench_events "$store" "$base" "$key" "$pid" "$post_rps"
+}
+
+# MCP: tools/call create_pin (JSON-RPC over POST /mcp, the headers a Streamable HTTP client
+# sends, bench/lua/mcp.lua) against REST POST /v1/pins measured just before on the same
+# server, same pin, same key. One call first checks that the tool answers with the pin (the
+# REST read of its id); during the run any tool error fails the figure (see wrk_run).
+bench_mcp() {
+  local store=$1 base=$2 key=$3 post_rps=$4 post_p99=$5 id mcp_rps mcp_p99
+  id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2025-06-18' \
+    -d @"$WORK/mcp_create_pin.json" "$base/mcp" \
+    | python3 -c 'import json, sys; r = json.load(sys.stdin)["result"]; assert not r["isError"], r; print(r["structuredContent"]["pin_id"])') \
+    || { echo "$store: tools/call create_pin failed" >&2; exit 1; }
+  curl -sf -H "Authorization: Bearer $key" "$base/v1/pins/$id" >/dev/null \
+    || { echo "$store: the pin tools/call create_pin made is not readable over REST" >&2; exit 1; }
+  read -r mcp_rps mcp_p99 <<<"$(KEY=$key wrk_run "$base/mcp" bench/lua/mcp.lua "$WORK/mcp_create_pin.json")"
+  line "$store.mcp_create_pin_rps (vs REST POST /v1/pins, target >= 0.7x)" "$mcp_rps" "$post_rps"
+  echo "$store.mcp_create_pin_p99_ms: ours=$mcp_p99 rest_post_pin_p99_ms=$post_p99"
 }
 
 # fill_store STORE BASE KEY: the list figure's $LIST_PINS pins (tagged bench).
