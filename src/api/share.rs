@@ -32,8 +32,16 @@ use crate::{
         signed_in,
     },
     pins::rendered,
-    render::{self, Page},
+    render::{self, Page, View},
 };
+
+/// The value of `name` in the request's query string, if present.
+fn query_value(request: &Parts, name: &str) -> Option<String> {
+    let query = request.uri.query()?;
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("sharing")
@@ -68,6 +76,17 @@ pub fn pages() -> ApiRouter<AppState> {
                 )
             }),
         )
+        .api_route(
+            "/share/{id}/fragment",
+            get_with(fragment, |op| {
+                doc(
+                    op,
+                    "The body of a share page alone (header, main, footer; HTML), which the page's script swaps in when the item changes",
+                )
+            }),
+        )
+        // The page script: its content hash is in its name, so it is cached for good.
+        .route("/assets/{name}", axum::routing::get(asset))
         .api_route(
             "/share/{id}/events",
             get_with(share_events, |op| {
@@ -113,11 +132,15 @@ async fn open_share_stream(
         format!("address:{address}"),
         hub.settings().max_share_streams_per_address,
     )?;
+    // The header (a browser's own reconnect) before the query (the page script's first
+    // connection, from the event id its page was drawn at).
     let resume = request
         .headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
-        .map_or(Resume::Live, |last| Resume::After(last.to_owned()));
+        .map(str::to_owned)
+        .or_else(|| query_value(request, "last_event_id"))
+        .map_or(Resume::Live, Resume::After);
     Ok(Some(hub.share_stream(&ws, id, resume, admission).await?))
 }
 
@@ -197,11 +220,23 @@ async fn put_board(
 /// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see; a page
 /// shared for signed-in visitors only is shown to a bearer credential that may read it.
 async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
+    let mut view = View {
+        kiosk: query_value(request, "kiosk").is_some_and(|v| v == "1" || v == "true"),
+        live: None,
+    };
+    // The newest event id before the state is read: the page's script follows the stream
+    // from there, so a change committed while the page renders is not missed.
+    let since = || async { Ok::<_, Error>(state.store.event_bounds().await?.1) };
     let page = if id.contains('\0') {
         None
     } else if id.starts_with("pb-") {
+        let newest = since().await?;
         let board = match state.store.shared_board(id).await? {
-            Some(found) => Some(found),
+            Some(found) => {
+                // Public: live. (A sign-in-only page has no public stream to follow.)
+                view.live = Some((id.to_owned(), newest));
+                Some(found)
+            }
             None => match visitor(state, request).await {
                 Some(who) => signed_in::board(state, who, id).await?,
                 None => None,
@@ -217,13 +252,17 @@ async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
                         slot.pin = resolved.pin;
                     }
                 }
-                Some(render::board_page(&board, &placed, &blocks))
+                Some(render::board_page(&board, &placed, &blocks, &view))
             }
             None => None,
         }
     } else if id.starts_with("p-") {
+        let newest = since().await?;
         let pin = match state.store.shared_pin(id).await? {
-            Some(found) => Some(found),
+            Some(found) => {
+                view.live = Some((id.to_owned(), newest));
+                Some(found)
+            }
             None => match visitor(state, request).await {
                 Some(who) => signed_in::pin(state, &who, id).await?,
                 None => None,
@@ -234,7 +273,7 @@ async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
                 let resolved = rendered::for_page(state, id, vec![pin]).await?;
                 resolved
                     .first()
-                    .map(|r| render::pin_page(&r.pin, &r.blocks_html()))
+                    .map(|r| render::pin_page(&r.pin, &r.blocks_html(), &view))
             }
             None => None,
         }
@@ -267,6 +306,39 @@ async fn page(
         Ok(Path(SharePath { id })) => lookup(&state, &request, &id).await,
         Err(_) => Ok(render::not_found_page()),
     })
+}
+
+/// `GET /share/{id}/fragment`: what the page script swaps in, the same page's body drawn by
+/// the same functions (404 with the 404 page's body when the item is no longer shown).
+/// Counted against the address's share limit like a page.
+async fn fragment(
+    State(state): State<AppState>,
+    id: std::result::Result<Path<SharePath>, PathRejection>,
+    request: Parts,
+) -> SharePage {
+    let mut answer = page(State(state), id, request).await;
+    if let Ok(page) = &mut answer.0 {
+        page.html = std::mem::take(&mut page.fragment);
+    }
+    answer
+}
+
+/// `GET /assets/live-<hash>.js`: the page script, embedded at build time; any other name is
+/// 404. Immutable: a new script has a new name.
+async fn asset(Path(name): Path<String>) -> Response {
+    if format!("/assets/{name}") != render::script_path() {
+        return Error::NotFound {
+            what: "route",
+            index: None,
+        }
+        .into_response();
+    }
+    let fixed = [
+        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+        (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ];
+    (fixed, render::LIVE_JS).into_response()
 }
 
 /// A rendered share page with its security headers: 200, or 404 with the same page for

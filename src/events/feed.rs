@@ -27,6 +27,7 @@ pub(crate) struct Frame {
     public: OnceLock<Bytes>,
     /// The event without its record, and the record, kept for the public frame.
     head: String,
+    at: i64,
     data: String,
 }
 
@@ -50,16 +51,32 @@ impl Frame {
             bytes,
             public: OnceLock::new(),
             head,
+            at: e.at,
             data: e.data,
         }
     }
 
+    pub(crate) fn is_dataset(&self) -> bool {
+        self.event.starts_with("dataset.")
+    }
+
     /// The frame as share streams send it: a pin as its share page shows it (type,
     /// configuration, layout, title, version, time), a board with its title, description
-    /// and placed pins so; never tags, provenance or share settings. Built once per frame.
+    /// and placed pins so; never tags, provenance or share settings; of a dataset change only
+    /// its type and time (the page refetches; the data may not be shown at all). Built once
+    /// per frame.
     pub(crate) fn public_bytes(&self) -> Bytes {
         self.public
             .get_or_init(|| {
+                if self.is_dataset() {
+                    return Bytes::from(format!(
+                        "id: {}\nevent: {}\ndata: {{\"type\":{},\"at\":\"{}\"}}\n\n",
+                        self.seq,
+                        self.event,
+                        serde_json::Value::from(self.event.as_str()),
+                        crate::clock::iso(self.at)
+                    ));
+                }
                 let record: serde_json::Value =
                     serde_json::from_str(&self.data).unwrap_or_default();
                 let public = if self.event.starts_with("pinboard.") {

@@ -114,7 +114,7 @@ impl Hub {
                         for event in events {
                             delivered = event.seq;
                             let frame = Frame::of(event);
-                            if filter.passes(&frame) {
+                            if filter.passes(&frame) || (share.is_some() && frame.is_dataset()) {
                                 queued.push_back(if share.is_some() {
                                     frame.public_bytes()
                                 } else {
@@ -184,7 +184,11 @@ impl Viewer {
                 frame = self.frames.recv() => match frame {
                     Ok(frame) if frame.seq > self.delivered => {
                         self.delivered = frame.seq;
-                        if !self.filter.passes(&frame) {
+                        // A share stream also passes a data-less notice of its workspace's
+                        // dataset changes: a page's templates may name the dataset.
+                        if !(self.filter.passes(&frame)
+                            || (self.share.is_some() && frame.is_dataset()))
+                        {
                             continue;
                         }
                         self.heartbeat.reset();
@@ -203,7 +207,13 @@ impl Viewer {
                     // A buffer behind (or the feed is gone): end; the client resumes.
                     Err(_) => return None,
                 },
-                _ = self.heartbeat.tick() => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                _ = self.heartbeat.tick() => return Some(if self.share.is_some() {
+                    // Share pages' scripts see a named event (EventSource hides comments),
+                    // which tells them the connection is alive.
+                    Bytes::from_static(b": keep-alive\n\nevent: heartbeat\ndata: {}\n\n")
+                } else {
+                    Bytes::from_static(b": keep-alive\n\n")
+                }),
                 _ = self.stop.changed() => return None,
             }
         }

@@ -1,7 +1,8 @@
-//! HTML of pins for share pages, generated in Rust with no script at all: charts are inline
-//! SVG, markdown goes through pulldown-cmark then ammonia, and every string that comes from
-//! a pin's content is escaped (`esc`). One file per family of pin types; `page.rs` wraps
-//! pins into whole pages with their Content-Security-Policy.
+//! HTML of pins for share pages, generated in Rust (the one renderer, for the first paint
+//! and every live redraw): charts are inline SVG, markdown goes through pulldown-cmark then
+//! ammonia, and every string that comes from a pin's content is escaped (`esc`). One file
+//! per family of pin types; `page.rs` wraps pins into whole pages with their
+//! Content-Security-Policy and the page script (assets/live.js) that keeps them live.
 
 mod cards;
 mod charts;
@@ -12,7 +13,7 @@ mod svg;
 mod tables;
 mod text;
 
-pub use page::{board_page, not_found_page, pin_page, Page};
+pub use page::{board_page, not_found_page, pin_page, script_path, Page, View, LIVE_JS};
 
 use serde::de::DeserializeOwned;
 

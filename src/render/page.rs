@@ -1,6 +1,7 @@
 //! Whole share pages: one pin, one board on its 12-column grid, or the one 404 page. Each
 //! page carries a single `<style>` element and its CSP allows exactly that element (by its
-//! SHA-256), images, and nothing else: no script, no other styles, no forms.
+//! SHA-256), images, and, on a live page, the one same-origin script (`/assets/live-*.js`)
+//! and its connections to the same origin: no inline script, no other styles, no forms.
 
 use base64::{engine::general_purpose::STANDARD, Engine};
 use sha2::{Digest, Sha256};
@@ -17,54 +18,105 @@ use crate::{
 pub struct Page {
     pub found: bool,
     pub html: String,
+    /// The page's `<body>` content alone (header, main, footer), what the page script swaps
+    /// in on a change.
+    pub fragment: String,
     pub csp: String,
 }
 
 const CSS: &str = "\
-:root{color-scheme:light;font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#111;background:#f4f5f7}\
+:root{color-scheme:light dark;--bg:#f4f5f7;--fg:#111;--card:#fff;--line:#e5e7eb;--soft:#eef0f3;--muted:#555;--code:#f6f8fa;--row:#fafafa;\
+font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg);line-height:1.35}\
+@media (prefers-color-scheme:dark){:root{--bg:#0f1115;--fg:#e7e9ec;--card:#181b21;--line:#2b3038;--soft:#262b33;--muted:#a3abb5;--code:#12151b;--row:#1d2128}}\
 body{margin:0;padding:24px}header{max-width:1400px;margin:0 auto 16px}h1{font-size:1.6rem;margin:0 0 4px}\
-.desc{white-space:pre-line;color:#444;margin:0}main{max-width:1400px;margin:0 auto}\
+.desc{white-space:pre-line;color:var(--muted);margin:0}main{max-width:1400px;margin:0 auto}\
 .board{display:grid;grid-template-columns:repeat(12,minmax(0,1fr));grid-auto-rows:minmax(90px,auto);gap:12px}\
-.pin{background:#fff;border:1px solid #e5e7eb;border-radius:8px;padding:12px 14px;overflow:auto;min-width:0}\
+.pin{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;min-width:0}\
 .pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}\
 .chart{width:100%;height:auto;display:block}.pie,.gauge{max-width:320px;margin:0 auto}\
 .legend{list-style:none;padding:0;margin:6px 0 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85rem}\
-.cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 140px;border:1px solid #eef0f3;border-radius:6px;padding:8px 10px}\
-.label{color:#555;margin:0;font-size:.85rem}.figure{font-size:1.8rem;font-weight:600;margin:2px 0}\
-.unit{font-size:1rem;color:#555;margin-left:4px}.change{margin:0;font-size:.9rem}.up{color:#047857}.down{color:#b91c1c}.flat{color:#555}\
-.muted{color:#666;margin:2px 0}.spark{width:100%;height:36px;display:block}\
+.cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 140px;border:1px solid var(--soft);border-radius:6px;padding:8px 10px}\
+.label{color:var(--muted);margin:0;font-size:.85rem}.figure{font-size:1.8rem;font-weight:600;margin:2px 0}\
+.unit{font-size:1rem;color:var(--muted);margin-left:4px}.change{margin:0;font-size:.9rem}.up{color:#059669}.down{color:#dc2626}.flat{color:var(--muted)}\
+.muted{color:var(--muted);margin:2px 0}.spark{width:100%;height:36px;display:block}\
 .progress,.list,.status-grid,.timeline{padding:0;margin:0;list-style:none}\
 .progress li{display:grid;grid-template-columns:minmax(80px,1fr) 2fr auto;gap:8px;align-items:center;margin:4px 0}\
 progress{width:100%}.num{font-variant-numeric:tabular-nums;text-align:right}\
 .scroll{overflow:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}\
-th,td{border-bottom:1px solid #eef0f3;padding:4px 8px;text-align:left;vertical-align:top}\
+th,td{border-bottom:1px solid var(--soft);padding:4px 8px;text-align:left;vertical-align:top}\
 .status-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}\
-.status-grid li,.timeline li{padding:6px 8px;border-left:4px solid #9ca3af;background:#fafafa}\
+.status-grid li,.timeline li{padding:6px 8px;border-left:4px solid #9ca3af;background:var(--row)}\
 .timeline li{margin:0 0 6px}.badge{font-size:.75rem;font-weight:600;text-transform:uppercase}\
-.st-ok{border-color:#10b981;color:#047857}.st-warn{border-color:#f59e0b;color:#b45309}\
-.st-error{border-color:#ef4444;color:#b91c1c}.st-unknown{border-color:#9ca3af;color:#555}\
-.status-grid strong,.status-grid .muted{color:#111}\
-pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:.85rem;margin:0}\
-figure{margin:0}figcaption{color:#555;font-size:.85rem;margin:4px 0}img{max-width:100%;height:auto}\
-.md img{max-width:100%}.md table{width:auto}footer{max-width:1400px;margin:16px auto 0;color:#777;font-size:.8rem}\
+.st-ok{border-color:#10b981;color:#059669}.st-warn{border-color:#f59e0b;color:#d97706}\
+.st-error{border-color:#ef4444;color:#dc2626}.st-unknown{border-color:#9ca3af;color:var(--muted)}\
+.status-grid strong,.status-grid .muted{color:var(--fg)}\
+pre{background:var(--code);padding:8px;overflow:auto;font-size:.85rem;margin:0}\
+figure{margin:0}figcaption{color:var(--muted);font-size:.85rem;margin:4px 0}img{max-width:100%;height:auto}\
+.md img{max-width:100%}.md table{width:auto}footer{max-width:1400px;margin:16px auto 0;color:var(--muted);font-size:.8rem}\
+a{color:#2563eb}svg text[fill=\"#555\"]{fill:var(--muted)}[stroke=\"#e5e7eb\"]{stroke:var(--line)}\
+.gauge [fill=\"#111\"]{fill:var(--fg)}.gauge [stroke=\"#111\"]{stroke:var(--fg)}\
+.chart [stroke=\"#fff\"]{stroke:var(--card)}.pie circle[fill=\"#fff\"]{fill:var(--card)}[fill=\"#f3f4f6\"]{fill:var(--soft)}\
+#live{position:fixed;right:10px;bottom:8px;font-size:.75rem;padding:2px 8px;border-radius:10px;background:var(--card);\
+border:1px solid var(--line);color:var(--muted)}#live::before{content:\"\\25CF  \";color:#9ca3af}\
+#live.live::before{color:#10b981}#live.reconnecting::before{color:#f59e0b}#live.stale::before{color:#ef4444}\
+body.kiosk{--bg:#07090c;--fg:#f1f3f5;--card:#12161c;--line:#232a33;--soft:#20262e;--muted:#aab3bd;--code:#0c0f13;--row:#171c22;\
+color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:border-box;padding:12px;font-size:1.1rem}\
+.kiosk header,.kiosk footer{display:none}.kiosk main{max-width:none;height:100%}\
+.kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}.kiosk .pin{overflow:hidden}\
+.kiosk .pin h2{font-size:1.25rem}.kiosk .figure{font-size:2.6rem}.kiosk #live{font-size:.9rem}\
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
-/// Assembles a page around `main`, with `extra_css` appended to the shared style sheet.
-fn page(title: &str, header: &str, main: &str, footer: &str, extra_css: &str, found: bool) -> Page {
+/// How a share page is shown: the viewer's choice of kiosk mode, and, for a page that
+/// follows its item live, the share id and the newest event id when it was read.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// `?kiosk=1`: the board fills a dark window, no header or footer.
+    pub kiosk: bool,
+    /// The share id and the newest event id before the page's state was read: the script
+    /// follows `/share/{id}/events` from there, so nothing committed meanwhile is missed.
+    pub live: Option<(String, i64)>,
+}
+
+/// The page script's URL path: its content hash in the name, so it can be cached forever.
+pub fn script_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let digest = Sha256::digest(LIVE_JS.as_bytes());
+        let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        format!("/assets/live-{hex}.js")
+    })
+}
+
+/// The page script (assets/live.js), embedded at build time.
+pub const LIVE_JS: &str = include_str!("../../assets/live.js");
+
+/// Assembles a page: `body` (header, main, footer: what the fragment route sends too) in
+/// the document, with `extra_css` appended to the shared style sheet.
+fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
     let style = format!("{CSS}{extra_css}");
     let hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
+    let kiosk = if view.kiosk { " class=\"kiosk\"" } else { "" };
+    let (live, script, policy) = match &view.live {
+        Some((id, since)) => (
+            format!(" data-share=\"{}\" data-since=\"{since}\"", esc(id)),
+            format!("<script src=\"{}\" defer></script>", script_path()),
+            "script-src 'self'; connect-src 'self'; ",
+        ),
+        None => (String::new(), String::new(), ""),
+    };
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <meta name=\"robots\" content=\"noindex\"><meta name=\"referrer\" content=\"no-referrer\">\
-         <title>{}</title><style>{style}</style></head><body><header>{header}</header>{main}{footer}</body></html>",
+         <title>{}</title><style>{style}</style>{script}</head><body{kiosk}{live}>{body}</body></html>",
         esc(title)
     );
     Page {
         found,
         html,
+        fragment: body,
         csp: format!(
-            "default-src 'none'; style-src 'sha256-{hash}'; img-src https: http: data:; \
+            "default-src 'none'; {policy}style-src 'sha256-{hash}'; img-src https: http: data:; \
              base-uri 'none'; form-action 'none'"
         ),
     }
@@ -77,8 +129,9 @@ fn footer(updated_at: i64) -> String {
     )
 }
 
-/// A pin in its frame: its title as heading, or (untitled) its type as the frame's name.
-fn frame(pin: &Pin, blocks: &str, class: &str) -> String {
+/// A pin in its frame: its title as heading, or (untitled) its type as the frame's name;
+/// `data-pin` names it for the page script, `attrs` adds its grid position.
+fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str) -> String {
     let (heading, name) = match pin.title.as_deref() {
         Some(title) => (format!("<h2>{}</h2>", esc(title)), String::new()),
         None => (
@@ -87,36 +140,38 @@ fn frame(pin: &Pin, blocks: &str, class: &str) -> String {
         ),
     };
     format!(
-        "<section class=\"pin {class}\"{name}>{heading}{}{blocks}</section>",
+        "<section class=\"pin {class}\" data-pin=\"{}\"{attrs}{name}>{heading}{}{blocks}</section>",
+        esc(&pin.id),
         pin_body(&pin.pin_type, &pin.pin_config)
     )
 }
 
 /// The page of one public pin, with its templates resolved and `blocks` (the HTML of its
 /// evaluated blocks) under its content.
-pub fn pin_page(pin: &Pin, blocks: &str) -> Page {
+pub fn pin_page(pin: &Pin, blocks: &str, view: &View) -> Page {
     let title = pin.title.clone().unwrap_or_else(|| {
         PinType::parse(&pin.pin_type)
             .map_or("Shared pin", PinType::description)
             .to_owned()
     });
-    page(
-        &title,
-        "",
-        &format!("<main class=\"single\">{}</main>", frame(pin, blocks, "")),
-        &footer(pin.updated_at),
-        "",
-        true,
-    )
+    let body = format!(
+        "<header></header><main class=\"single\" data-title=\"{}\">{}</main>{}",
+        esc(&title),
+        frame(pin, blocks, "", ""),
+        footer(pin.updated_at)
+    );
+    page(&title, body, "", true, view)
 }
 
 /// The page of one public board: its pins on the grid, in position order (the order the
-/// store returns them), each placed by a generated class, with its templates resolved and
-/// the HTML of its evaluated blocks (`blocks`, by pin id) under its content.
+/// store returns them), each placed by a generated class (and by its `data-x/y/w/h`, which
+/// the page script applies to redrawn pins), with its templates resolved and the HTML of its
+/// evaluated blocks (`blocks`, by pin id) under its content.
 pub fn board_page(
     board: &Pinboard,
     pins: &[PlacedPin],
     blocks: &std::collections::HashMap<String, String>,
+    view: &View,
 ) -> Page {
     let mut css = String::new();
     let mut cells = String::new();
@@ -130,7 +185,11 @@ pub fn board_page(
             p.h
         ));
         let pin_blocks = blocks.get(&placed.pin.id).map_or("", String::as_str);
-        cells.push_str(&frame(&placed.pin, pin_blocks, &format!("g{i}")));
+        let attrs = format!(
+            " data-x=\"{}\" data-y=\"{}\" data-w=\"{}\" data-h=\"{}\"",
+            p.x, p.y, p.w, p.h
+        );
+        cells.push_str(&frame(&placed.pin, pin_blocks, &format!("g{i}"), &attrs));
     }
     let description = board
         .description
@@ -142,25 +201,25 @@ pub fn board_page(
     } else {
         ""
     };
-    page(
-        &board.title,
-        &format!("<h1>{}</h1>{description}", esc(&board.title)),
-        &format!("<main>{empty}<div class=\"board\">{cells}</div></main>"),
-        &footer(board.updated_at),
-        &css,
-        true,
-    )
+    let body = format!(
+        "<header><h1>{}</h1>{description}</header><main data-title=\"{}\">{empty}<div class=\"board\">{cells}</div></main>{}",
+        esc(&board.title),
+        esc(&board.title),
+        footer(board.updated_at)
+    );
+    page(&board.title, body, &css, true, view)
 }
 
-/// The one page for anything not shown: missing, private or sign-in only look the same.
+/// The one page for anything not shown: missing, private or sign-in only look the same. It
+/// follows nothing: no script, no stream.
 pub fn not_found_page() -> Page {
     page(
         "Not found",
-        "<h1>Not found</h1>",
-        "<main><p class=\"muted\">There is nothing to show here. The link may be wrong, or what \
-         it pointed to is no longer shared.</p></main>",
-        "",
+        "<header><h1>Not found</h1></header><main data-title=\"Not found\"><p class=\"muted\">There is nothing to show here. \
+         The link may be wrong, or what it pointed to is no longer shared.</p></main>"
+            .to_owned(),
         "",
         false,
+        &View::default(),
     )
 }

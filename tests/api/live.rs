@@ -517,9 +517,14 @@ async fn shutting_down_ends_the_streams() {
 
 /// A share stream, opened without a credential.
 async fn share_stream(app: &TestApp, id: &str) -> Stream {
+    share_stream_at(app, &format!("/share/{id}/events")).await
+}
+
+/// A share stream at `path` (with its query), opened without a credential.
+async fn share_stream_at(app: &TestApp, path: &str) -> Stream {
     let response = app
         .client
-        .get(format!("{}/share/{id}/events", app.base))
+        .get(format!("{}{path}", app.base))
         .send()
         .await
         .expect("open share stream");
@@ -610,6 +615,62 @@ both_stores! {
         assert_public_pin(&shown["pins"][0]["pin"]);
         assert_eq!(events[1].event.as_deref(), Some("pin.updated"));
         assert_eq!(events[1].data["id"], json!(placed), "not the pin that isn't on the board");
+    }
+
+    async fn a_share_stream_passes_its_workspaces_dataset_changes_as_bare_notices(app) {
+        // A page's templates may name any dataset of its workspace: its script refetches on
+        // the notice, which carries nothing of the dataset.
+        let pin = new_pin(&app, "uses data").await;
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": true})).await.expect(200);
+        let mut stream = share_stream(&app, &pin).await;
+        let created = app.post("/v1/datasets", &json!({"name": "secret_numbers", "format": "json",
+            "data": {"total": 4242}})).await.expect(200);
+        let dataset = created.data()["id"].as_str().unwrap().to_owned();
+        app.patch(&format!("/v1/pins/{pin}"), &json!({"metadata": {"title": "after"}})).await.expect(200);
+        let events = stream.events(2).await;
+        assert_eq!(events[0].event.as_deref(), Some("dataset.created"));
+        assert!(events[0].id.is_some(), "resumable like any event");
+        let keys: Vec<&String> = events[0].data.as_object().expect("an object").keys().collect();
+        assert_eq!(keys, ["at", "type"], "{}", events[0].data);
+        assert_eq!(events[0].data["type"], json!("dataset.created"));
+        let text = events[0].data.to_string();
+        assert!(!text.contains("secret") && !text.contains("4242") && !text.contains(&dataset), "{text}");
+        assert_eq!(events[1].event.as_deref(), Some("pin.updated"));
+        // Resuming before the notice replays it the same way.
+        let before = (events[0].id.as_deref().unwrap().parse::<i64>().unwrap() - 1).to_string();
+        let mut resumed = share_stream_at(&app, &format!("/share/{pin}/events?last_event_id={before}")).await;
+        let again = resumed.next_event().await;
+        assert_eq!((again.id, again.data), (events[0].id.clone(), events[0].data.clone()));
+    }
+}
+
+/// Share streams name their heartbeat (`event: heartbeat`, after the comment), which a
+/// page's EventSource can see: how its script tells a live connection from a silent one.
+#[tokio::test]
+async fn an_idle_share_stream_sends_a_named_heartbeat() {
+    for app in each_store("[events]\nheartbeat_secs = 1\n").await {
+        let pin = new_pin(&app, "quiet").await;
+        app.put(
+            &format!("/v1/pins/{pin}/share"),
+            &json!({"is_public": true}),
+        )
+        .await
+        .expect(200);
+        let mut stream = share_stream(&app, &pin).await;
+        let mut comment = None;
+        let beat = loop {
+            let frame = stream
+                .next_frame(Duration::from_secs(5))
+                .await
+                .expect("a heartbeat within 5 s");
+            comment = comment.or(frame.comment.clone());
+            if frame.event.is_some() {
+                break frame;
+            }
+        };
+        assert_eq!(comment.as_deref(), Some("keep-alive"));
+        assert_eq!(beat.event.as_deref(), Some("heartbeat"));
+        assert_eq!((beat.id, beat.data), (None, json!({})));
     }
 }
 

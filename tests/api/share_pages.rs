@@ -56,7 +56,23 @@ fn assert_locked_down(page: &Page) {
     assert_eq!(page.header("referrer-policy"), "no-referrer");
     let csp = page.header("content-security-policy");
     assert!(csp.starts_with("default-src 'none';"), "{csp}");
-    assert!(!csp.contains("script") && !csp.contains("unsafe"), "{csp}");
+    assert!(!csp.contains("unsafe"), "{csp}");
+    // A live page (200) runs its one same-origin script; the 404 page runs none.
+    if page.status == 200 {
+        assert!(
+            csp.contains("; script-src 'self'; connect-src 'self'; "),
+            "{csp}"
+        );
+        let script = format!(
+            "<script src=\"{}\" defer></script>",
+            live_script(&page.html)
+        );
+        assert_eq!(page.html.matches("<script").count(), 1);
+        assert!(page.html.contains(&script), "{}", page.html);
+    } else {
+        assert!(!csp.contains("script") && !csp.contains("connect"), "{csp}");
+        assert!(!page.html.contains("<script"));
+    }
     let style = page
         .html
         .split("<style>")
@@ -82,7 +98,9 @@ fn assert_locked_down(page: &Page) {
 /// quotes (element and attribute names) can act.
 #[track_caller]
 fn assert_inert(html: &str) {
-    let lower = html.to_ascii_lowercase();
+    // The page's own script element (checked by `assert_locked_down`), then nothing else.
+    let script = format!("<script src=\"{}\" defer></script>", live_script(html));
+    let lower = html.replacen(&script, "", 1).to_ascii_lowercase();
     assert!(!lower.contains("<script"), "a script element");
     for tag in lower
         .split('<')
@@ -103,6 +121,15 @@ fn assert_inert(html: &str) {
             }
         }
     }
+}
+
+/// The path of the page script a page names (`/assets/live-<hash>.js`), or "" when none.
+fn live_script(html: &str) -> String {
+    html.split("<script src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or("")
+        .to_owned()
 }
 
 async fn make_public_pin(app: &TestApp, body: &Value) -> String {
@@ -203,6 +230,56 @@ both_stores! {
         assert_eq!(open_id(&app, &board).await.status, 404);
     }
 
+    async fn live_pages_name_their_script_event_id_and_fragment(app) {
+        let created = app.post("/v1/pinboards", &json!({"title": "Live", "is_public": true})).await.expect(200);
+        let board = created.data()["id"].as_str().unwrap().to_owned();
+        let pin = new_pin(&app, "placed").await;
+        place(&app, &board, &pin, Some(json!({"x": 2, "y": 1, "w": 4, "h": 3}))).await.expect(200);
+        let page = open_id(&app, &board).await;
+        assert_eq!(page.status, 200);
+        assert_locked_down(&page);
+        // The body names the stream to follow and the event id the state was read at.
+        let body = page.html.split("<body").nth(1).unwrap();
+        assert!(body.starts_with(&format!(" data-share=\"{board}\" data-since=\"")), "{body}");
+        let since: i64 = body.split("data-since=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(since > 0);
+        assert!(page.html.contains(&format!(
+            "<section class=\"pin g0\" data-pin=\"{pin}\" data-x=\"2\" data-y=\"1\" data-w=\"4\" data-h=\"3\">"
+        )), "each cell carries its position");
+        // The fragment is the page's body, by the same renderer, under the same headers.
+        let fragment = open(&app, &format!("{}/share/{board}/fragment", app.base)).await;
+        assert_eq!(fragment.status, 200);
+        let inner = body.split_once('>').unwrap().1.strip_suffix("</body></html>").unwrap();
+        assert_eq!(fragment.html, inner);
+        assert!(fragment.html.starts_with("<header><h1>Live</h1></header><main data-title=\"Live\">"));
+        assert_eq!(fragment.header("content-security-policy"), page.header("content-security-policy"));
+        assert_eq!(fragment.header("cache-control"), "no-store");
+        // Kiosk mode is a class on the body; the fragment is the same.
+        let kiosk = open(&app, &format!("{}/share/{board}?kiosk=1", app.base)).await;
+        assert!(kiosk.html.contains(&format!("<body class=\"kiosk\" data-share=\"{board}\"")));
+        // The script: its content hash in its name, cached for good; no other name.
+        let path = live_script(&page.html);
+        let hash = path.strip_prefix("/assets/live-").and_then(|p| p.strip_suffix(".js")).unwrap();
+        assert!(hash.len() == 12 && hash.bytes().all(|b| b.is_ascii_hexdigit()), "{path}");
+        let script = open(&app, &format!("{}{path}", app.base)).await;
+        assert_eq!(script.status, 200);
+        assert_eq!(script.header("content-type"), "text/javascript; charset=utf-8");
+        assert_eq!(script.header("cache-control"), "public, max-age=31536000, immutable");
+        assert_eq!(script.header("x-content-type-options"), "nosniff");
+        assert!(script.html.contains("new EventSource(") && !script.html.contains("eval("));
+        let digest = sha2::Sha256::digest(script.html.as_bytes());
+        assert!(hash.starts_with(&format!("{:02x}{:02x}", digest[0], digest[1])), "named by its content");
+        assert_eq!(open(&app, &format!("{}/assets/live-000000000000.js", app.base)).await.status, 404);
+        // A private board: the 404 page, no script, and the fragment is the 404 page's body.
+        app.patch(&format!("/v1/pinboards/{board}"), &json!({"is_public": false})).await.expect(200);
+        let gone = open(&app, &format!("{}/share/{board}/fragment", app.base)).await;
+        assert_eq!(gone.status, 404);
+        assert!(gone.html.starts_with("<header><h1>Not found</h1></header>"), "{}", gone.html);
+        let page = open_id(&app, &board).await;
+        assert_eq!(page.status, 404);
+        assert!(!page.html.contains("data-share") && !page.html.contains("<script"));
+    }
+
     async fn content_cannot_inject_markup(app) {
         let created = app.post("/v1/pinboards", &json!({"title": XSS_TITLE, "description": XSS_TITLE, "is_public": true})).await.expect(200);
         let board = created.data()["id"].as_str().unwrap().to_owned();
@@ -243,10 +320,10 @@ both_stores! {
 }
 
 /// Share pages need no credential, so each client address gets `rate_limits.share.per_minute`
-/// requests a minute (pages and their streams together), as `client_ip_header` names it.
+/// requests a minute (pages, their fragments and their streams together), as `client_ip_header` names it.
 #[tokio::test]
 async fn share_pages_are_limited_per_client_address() {
-    let limits = "[rate_limits.share]\nper_minute = 3\n[rate_limits.auth_failures]\nclient_ip_header = \"x-forwarded-for\"\n";
+    let limits = "[rate_limits.share]\nper_minute = 4\n[rate_limits.auth_failures]\nclient_ip_header = \"x-forwarded-for\"\n";
     let mut apps = vec![TestApp::sqlite_with(limits).await];
     if postgres_available().await {
         apps.push(TestApp::postgres_with(limits).await);
@@ -262,6 +339,12 @@ async fn share_pages_are_limited_per_client_address() {
         };
         assert_eq!(get("10.0.0.1", format!("/share/{pin}")).await.status, 200);
         assert_eq!(get("10.0.0.1", "/share/p-missing".into()).await.status, 404);
+        assert_eq!(
+            get("10.0.0.1", format!("/share/{pin}/fragment"))
+                .await
+                .status,
+            200
+        );
         let stream = app
             .client
             .get(format!("{}/share/{pin}/events", app.base))
