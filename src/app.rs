@@ -2,7 +2,7 @@
 
 use std::{
     collections::HashMap,
-    future::{Future, IntoFuture},
+    future::Future,
     sync::{
         atomic::{AtomicBool, Ordering},
         Arc, Mutex,
@@ -175,8 +175,10 @@ pub fn router(state: AppState) -> Router {
             metrics.record(res.status().as_u16(), latency);
             tracing::info!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
         });
+    let stall = Duration::from_secs(state.settings.http.body_stall_secs);
     crate::api::router(state).layer(
         ServiceBuilder::new()
+            .map_request(move |req| crate::connections::stall_limited(req, stall))
             .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
             .layer(trace)
             .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
@@ -207,9 +209,9 @@ pub async fn serve(
     let store = state.store.clone();
     let events = state.events.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let http = state.settings.http.clone();
     let app = router(state);
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let server = crate::connections::serve(listener, app, http, async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         tracing::info!("shutting down: finishing in-flight requests");
@@ -217,20 +219,18 @@ pub async fn serve(
         events.stop();
         let _ = stopping_tx.send(());
     });
-    let server = server.into_future();
     tokio::pin!(server);
-    let result = tokio::select! {
-        result = &mut server => result,
+    tokio::select! {
+        () = &mut server => {}
         _ = async {
             let _ = stopping_rx.await;
             tokio::time::sleep(grace).await;
         } => {
             tracing::warn!("grace period over; dropping remaining requests");
-            Ok(())
         }
     };
     store.close().await;
-    result
+    Ok(())
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

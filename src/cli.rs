@@ -113,6 +113,7 @@ fn init_tracing(format: LogFormat) {
 }
 
 async fn serve(settings: Settings) -> Result<(), String> {
+    raise_open_files_limit();
     let listen = settings.listen;
     let state = AppState::connect(settings)
         .await
@@ -125,6 +126,18 @@ async fn serve(settings: Settings) -> Result<(), String> {
     app::serve(listener, state, app::shutdown_signal())
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Raises the open-files soft limit to the hard limit: every connection and live stream
+/// holds a descriptor, and the usual soft limit (1024) is far below what a replica serves.
+fn raise_open_files_limit() {
+    let Ok((soft, hard)) = rlimit::Resource::NOFILE.get() else {
+        return;
+    };
+    match rlimit::Resource::NOFILE.set(hard, hard) {
+        Ok(()) => tracing::info!(was = soft, now = hard, "open files limit raised"),
+        Err(e) => tracing::warn!(soft, hard, error = %e, "open files limit left as it was"),
+    }
 }
 
 /// On the very first start of a store: the default workspace and one `*` key, printed once.

@@ -30,6 +30,7 @@ pub struct Settings {
     pub rate_limits: crate::limits::RateLimitSettings,
     pub auth: AuthSettings,
     pub events: crate::events::EventSettings,
+    pub http: crate::connections::HttpSettings,
 }
 
 /// Credentials other than API keys.

@@ -49,6 +49,9 @@ pub enum Error {
     PreconditionFailed { current: i64 },
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    /// The request body stopped arriving (`http.body_stall_secs` without a byte).
+    #[error("the request body stopped arriving; send it without pauses")]
+    RequestTimeout,
     #[error("request body must be JSON (Content-Type: application/json)")]
     UnsupportedMediaType,
     #[error("rate limit exceeded: {used} of {limit} tokens used this {window}; this request costs {cost}")]
@@ -138,6 +141,7 @@ impl Error {
             Error::Conflict(_) => StatusCode::CONFLICT,
             Error::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Error::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }
@@ -178,6 +182,7 @@ impl Error {
             Error::Conflict(_) => "CONFLICT",
             Error::PreconditionFailed { .. } => "PRECONDITION_FAILED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            Error::RequestTimeout => "REQUEST_TIMEOUT",
             Error::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }

@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod connections;
 pub mod datasets;
 pub mod error;
 pub mod events;

@@ -235,8 +235,24 @@ async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error
     } else {
         read.await
     };
-    let bytes = read.map_err(|_| Error::PayloadTooLarge { limit })?;
+    let bytes = read.map_err(|e| body_error(e, limit))?;
     Ok((Request::from_parts(parts, Body::from(bytes.clone())), bytes))
+}
+
+/// Why a body couldn't be read: too large (413), stalled (408), or cut off (400).
+fn body_error(error: axum::Error, limit: usize) -> Error {
+    let error = error.into_inner();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error);
+    while let Some(e) = cause {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return Error::PayloadTooLarge { limit };
+        }
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return Error::RequestTimeout;
+        }
+        cause = e.source();
+    }
+    Error::validation("body", "a complete request body")
 }
 
 /// The price of an MCP message: a `tools/call` costs what the tool's REST route costs (a

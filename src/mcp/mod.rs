@@ -13,7 +13,11 @@ pub mod tools;
 
 use std::sync::Arc;
 
-use axum::Router;
+use axum::{
+    http::{header, StatusCode},
+    response::{IntoResponse, Response},
+    Router,
+};
 use rmcp::{
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -56,7 +60,49 @@ pub fn routes(state: AppState) -> Router<AppState> {
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    Router::new().route_service("/mcp", service)
+    Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::map_response(enveloped))
+}
+
+/// The transport's own refusals (plain text from rmcp) as the error envelope every other
+/// route answers with (CONTRACT.md 1).
+async fn enveloped(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || json {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let text = axum::body::to_bytes(response.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let error = match status {
+        StatusCode::METHOD_NOT_ALLOWED => Error::MethodNotAllowed,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE if text.starts_with("fail to deserialize") => {
+            Error::validation("body", "one JSON-RPC 2.0 message (an object)")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Error::UnsupportedMediaType,
+        StatusCode::NOT_ACCEPTABLE => {
+            Error::validation("Accept", "both application/json and text/event-stream")
+        }
+        s if s.is_server_error() => Error::Internal(text),
+        _ if text.contains("MCP-Protocol-Version") => Error::validation(
+            "MCP-Protocol-Version",
+            "a protocol version this server speaks",
+        ),
+        _ => Error::validation("body", text.trim().to_owned()),
+    };
+    let mut response = error.into_response();
+    if let Some(allow) = allow {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    response
 }
 
 /// A tool result for an error: `isError` with the REST error object as structured content.

@@ -27,5 +27,6 @@ mod roles;
 mod share_pages;
 mod sharing;
 mod signed_in_pages;
+mod slow_clients;
 mod smoke;
 mod templates;
