@@ -62,7 +62,9 @@ border:1px solid var(--line);color:var(--muted)}#live::before{content:\"\\25CF  
 body.kiosk{--bg:#07090c;--fg:#f1f3f5;--card:#12161c;--line:#232a33;--soft:#20262e;--muted:#aab3bd;--code:#0c0f13;--row:#171c22;\
 color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:border-box;padding:12px;font-size:1.1rem}\
 .kiosk header,.kiosk footer{display:none}.kiosk main{max-width:none;height:100%}\
-.kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}.kiosk .pin{overflow:hidden}\
+.kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}\
+.kiosk .pin{overflow:hidden;display:flex;flex-direction:column}.kiosk .pin>*{flex:none;min-height:0}\
+.kiosk .pin>.chart{flex:1 1 0;height:auto}\
 .kiosk .pin h2{font-size:1.25rem}.kiosk .figure{font-size:2.6rem}.kiosk #live{font-size:.9rem}\
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
