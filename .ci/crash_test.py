@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""kill -9 under concurrent write load, on SQLite and on PostgreSQL (issue 22 point 3):
+every acknowledged create is readable after the restart.
+
+For each store: a fresh store (`migrate`), a key made with the CLI (`keys create`), then
+several rounds of: start `serve` (rate limits raised by settings), run concurrent writers
+(single creates, creates with an Idempotency-Key, batches of 10, every other batch keyed)
+for a moment, `kill -9` the server while requests are in flight, start it again on the same
+store and check that
+- every id whose create was acknowledged (a 200 whose body named it, in any round so far)
+  reads back, with the title it was sent with (POST /v1/pins/batch/get, 100 at a time);
+- every acknowledged keyed create (single or batch) sent again with the same key and body
+  replays the same ids (no second write);
+- every keyed create left in doubt by the kill (sent, no answer) sent again with the same key
+  and body succeeds (a 200: replayed if it had committed, stored now if it hadn't).
+Prints one line per check and closes with `N passed, M failed`; exits non-zero on any
+failure (above all a lost acknowledged write).
+
+Standard library only. Usage: .ci/crash_test.py [--binary target/debug/corkboard]
+[--stores sqlite,postgres] [--rounds 3] [--seconds 2.5] [--threads 8]
+PostgreSQL: the server at $PG_ADMIN (default postgres://postgres@127.0.0.1:5432), a
+database made and dropped with psql.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+PASSED = 0
+FAILED = []
+
+
+def check(name, condition, detail=""):
+    """Records one check."""
+    global PASSED
+    if condition:
+        PASSED += 1
+        print(f"ok   {name}")
+    else:
+        FAILED.append(name)
+        print(f"FAIL {name}{': ' + str(detail)[:3000] if detail != '' else ''}")
+
+
+def pin_body(title):
+    return {
+        "pin_type": "stat-cards",
+        "pin_config": {"cards": [{"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}]},
+        "metadata": {"title": title, "tags": ["crash-test"]},
+    }
+
+
+# --- HTTP ----------------------------------------------------------------------------------
+
+
+class Client:
+    """One keep-alive connection; reconnects after any failure."""
+
+    def __init__(self, port, key, timeout=15):
+        self.port, self.key, self.timeout = port, key, timeout
+        self.conn = None
+
+    def call(self, method, path, body=None, headers=None):
+        """Returns (status, headers, parsed JSON or None); raises OSError/HTTPException when the
+        connection fails before the whole answer is read."""
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        all_headers = {"Authorization": f"Bearer {self.key}"}
+        if body is not None:
+            all_headers["Content-Type"] = "application/json"
+        all_headers.update(headers or {})
+        raw = None if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            self.conn.request(method, path, body=raw, headers=all_headers)
+            response = self.conn.getresponse()
+            data = response.read()
+        except Exception:
+            self.close()
+            raise
+        try:
+            parsed = json.loads(data) if data else None
+        except ValueError:
+            parsed = None
+        return response.status, response.headers, parsed
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+# --- servers and stores --------------------------------------------------------------------
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary, env, log):
+        self.port = free_port()
+        self.log_path = log
+        env = dict(env, CORKBOARD_LISTEN=f"127.0.0.1:{self.port}")
+        self.log = open(log, "a")
+        self.proc = subprocess.Popen([binary, "serve"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if s.recv(64).startswith(b"HTTP/1.1 200"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"the server did not become ready (see {log})")
+
+    def kill9(self):
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        self.log.close()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        if not self.log.closed:
+            self.log.close()
+
+
+def cli(binary, env, *args):
+    return subprocess.run([binary, *args], env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+# --- the load ------------------------------------------------------------------------------
+
+
+class Ledger:
+    """What the writers saw: acknowledged ids with their titles, acknowledged keyed creates
+    (key, body, ids) to replay, keyed creates left in doubt, and counts."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.acked = {}  # id -> title
+        self.keyed = []  # (path, key, raw body, [ids])
+        self.doubt = []  # (path, key, raw body, [titles])
+        self.requests = {"single": 0, "keyed": 0, "batch": 0}
+        self.refused = []  # unexpected answers (not 200) while the server was up
+        self.in_flight_at_kill = 0
+
+
+def writer(kind, index, port, key, stop, ledger, tag):
+    client = Client(port, key)
+    n = 0
+    while not stop.is_set():
+        n += 1
+        name = f"{tag}-{kind}{index}-{n}"
+        if kind == "batch":
+            titles = [f"{name}-{i}" for i in range(10)]
+            body, path = {"pins": [pin_body(t) for t in titles]}, "/v1/pins/batch"
+            keyed = n % 2 == 0
+        else:
+            titles = [name]
+            body, path = pin_body(name), "/v1/pins"
+            keyed = kind == "keyed"
+        raw = json.dumps(body).encode()
+        idem = f"{name}-{uuid.uuid4().hex}" if keyed else None
+        headers = {"Idempotency-Key": idem} if keyed else {}
+        try:
+            status, _, answer = client.call("POST", path, raw, headers)
+        except (OSError, http.client.HTTPException):
+            # No answer: the kill (or its aftermath). Left in doubt, never counted as acked.
+            with ledger.lock:
+                ledger.in_flight_at_kill += 1
+                if keyed:
+                    ledger.doubt.append((path, idem, raw, titles))
+            while not stop.is_set():
+                time.sleep(0.01)
+            break
+        if status != 200 or not answer or not answer.get("success"):
+            with ledger.lock:
+                ledger.refused.append((path, status, answer))
+            continue
+        data = answer["data"]
+        ids = [item["pin_id"] for item in data] if kind == "batch" else [data["pin_id"]]
+        with ledger.lock:
+            ledger.requests[kind] += 1
+            for pin_id, title in zip(ids, titles):
+                ledger.acked[pin_id] = title
+            if keyed:
+                ledger.keyed.append((path, idem, raw, ids))
+    client.close()
+
+
+KINDS = ["single", "keyed", "batch"]
+
+
+def load_and_kill(server, key, seconds, threads, ledger, tag):
+    """Runs the writers, kills the server with SIGKILL in the middle of them, waits for them."""
+    stop = threading.Event()
+    workers = [threading.Thread(target=writer, args=(KINDS[i % 3], i, server.port, key, stop, ledger, tag))
+               for i in range(threads)]
+    for w in workers:
+        w.start()
+    time.sleep(seconds * random.uniform(0.8, 1.2))
+    server.kill9()
+    stop.set()
+    for w in workers:
+        w.join(30)
+
+
+# --- the checks after a restart ------------------------------------------------------------
+
+
+def read_back(client, acked):
+    """Returns (missing ids, ids whose title differs)."""
+    ids = list(acked)
+    missing, wrong = [], []
+    for start in range(0, len(ids), 100):
+        chunk = ids[start:start + 100]
+        status, _, answer = client.call("POST", "/v1/pins/batch/get", {"pin_ids": chunk})
+        if status != 200 or not answer or not answer.get("success"):
+            raise RuntimeError(f"batch/get answered {status}: {answer}")
+        found = {pin["id"]: pin for pin in answer["data"]}
+        for pin_id in chunk:
+            pin = found.get(pin_id)
+            if pin is None:
+                missing.append(pin_id)
+            elif pin["metadata"].get("title") != acked[pin_id]:
+                wrong.append((pin_id, acked[pin_id], pin["metadata"].get("title")))
+    return missing, wrong
+
+
+def ids_of(path, answer):
+    data = answer["data"]
+    return [item["pin_id"] for item in data] if path.endswith("/batch") else [data["pin_id"]]
+
+
+def parallel(items, threads, port, key, work):
+    """Runs work(client, item) over items on a few connections; returns the non-None results."""
+    results, lock = [], threading.Lock()
+    queue = list(items)
+
+    def run():
+        client = Client(port, key)
+        while True:
+            with lock:
+                if not queue:
+                    break
+                item = queue.pop()
+            try:
+                out = work(client, item)
+            except Exception as err:  # noqa: BLE001 - reported as a failure of the item
+                out = (item, f"{type(err).__name__}: {err}")
+            if out is not None:
+                with lock:
+                    results.append(out)
+        client.close()
+
+    workers = [threading.Thread(target=run) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return results
+
+
+def replay(client, item):
+    path, idem, raw, ids = item
+    status, headers, answer = client.call("POST", path, raw, {"Idempotency-Key": idem})
+    if status != 200 or not answer or not answer.get("success"):
+        return (idem, f"status {status}: {answer}")
+    got = ids_of(path, answer)
+    if got != ids:
+        return (idem, f"first answer {ids}, replay {got} (replayed header: {headers.get('idempotent-replayed')})")
+    return None
+
+
+def settle_doubt(ledger):
+    def work(client, item):
+        path, idem, raw, titles = item
+        status, _, answer = client.call("POST", path, raw, {"Idempotency-Key": idem})
+        if status != 200 or not answer or not answer.get("success"):
+            return (idem, f"status {status}: {answer}")
+        return ("ok", list(zip(ids_of(path, answer), titles)))
+    return work
+
+
+def run_store(store, binary, work, pg_admin, args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORKBOARD_") and k != "DATABASE_URL"}
+    env["RUST_LOG"] = env.get("RUST_LOG", "warn")
+    # Limits raised by settings (thousands of writes a second from one key), never switched off.
+    env.update({
+        "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE": "10000000",
+        "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR": "10000000",
+        "CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY": "10000000",
+    })
+    database = None
+    if store == "postgres":
+        database = f"corkboard_crash_{os.getpid()}"
+        subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c", f"CREATE DATABASE {database}"], check=True)
+        env["DATABASE_URL"] = f"{pg_admin}/{database}"
+    else:
+        env["CORKBOARD_DATA_DIR"] = os.path.join(work, store)
+        env["DATABASE_URL"] = ""
+    log = os.path.join(work, f"{store}.log")
+    ledger = Ledger()
+    server = None
+    started = time.monotonic()
+    try:
+        cli(binary, env, "migrate")
+        key = cli(binary, env, "keys", "create", "--name", "crash-test", "--scopes", "*", "--tier", "team")
+        server = Server(binary, env, log)
+        for round_ in range(1, args.rounds + 1):
+            before = len(ledger.acked)
+            requests_before = dict(ledger.requests)
+            ledger.doubt, ledger.in_flight_at_kill, keyed_before = [], 0, len(ledger.keyed)
+            load_and_kill(server, key, args.seconds, args.threads, ledger, f"{store}-r{round_}")
+            acked_now = len(ledger.acked) - before
+            counts = ", ".join(f"{k} {ledger.requests[k] - requests_before[k]}" for k in KINDS)
+            print(f"# {store} round {round_}: {acked_now} ids acknowledged ({counts} requests), "
+                  f"{ledger.in_flight_at_kill} requests without an answer at the kill "
+                  f"({len(ledger.doubt)} keyed); restarting")
+            name = f"{store} round {round_}"
+            check(f"{name}: writes acknowledged before the kill", acked_now > 0, "no create succeeded")
+            check(f"{name}: no refusal while the server was up", not ledger.refused, ledger.refused[:5])
+            ledger.refused = []
+            restart = time.monotonic()
+            server = Server(binary, env, log)
+            print(f"# {store} round {round_}: ready again in {time.monotonic() - restart:.2f} s")
+            client = Client(server.port, key)
+            missing, wrong = read_back(client, ledger.acked)
+            client.close()
+            check(f"{name}: all {len(ledger.acked)} acknowledged ids (every round so far) read back",
+                  not missing, f"{len(missing)} lost, e.g. {missing[:10]}")
+            check(f"{name}: each with the title it was created with", not wrong, wrong[:5])
+            fresh_keyed = ledger.keyed[keyed_before:]
+            bad = parallel(fresh_keyed, 4, server.port, key, replay)
+            check(f"{name}: {len(fresh_keyed)} acknowledged keyed creates replay the same ids",
+                  not bad, bad[:5])
+            settled = parallel(ledger.doubt, 4, server.port, key, settle_doubt(ledger))
+            bad = [s for s in settled if s[0] != "ok"]
+            for s in settled:
+                if s[0] == "ok":
+                    ledger.acked.update(dict(s[1]))
+            check(f"{name}: {len(ledger.doubt)} keyed creates left in doubt succeed when sent again",
+                  not bad, bad[:5])
+        print(f"# {store}: {len(ledger.acked)} ids checked after {args.rounds} kills, "
+              f"{time.monotonic() - started:.1f} s")
+    except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its checks
+        check(f"{store}: the run", False, f"{type(err).__name__}: {err}")
+    finally:
+        if server is not None:
+            server.stop()
+        if database:
+            subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c",
+                            f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"], check=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--binary", default="target/debug/corkboard")
+    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.5, help="load before each kill")
+    parser.add_argument("--threads", type=int, default=8)
+    args = parser.parse_args()
+    pg_admin = os.environ.get("PG_ADMIN", "postgres://postgres@127.0.0.1:5432")
+    work = tempfile.mkdtemp(prefix="crash-test-")
+    # A copy of the binary: a build elsewhere can't swap it between a kill and the restart.
+    binary = os.path.join(work, "corkboard")
+    shutil.copy2(args.binary, binary)
+    started = time.monotonic()
+    try:
+        for store in args.stores.split(","):
+            run_store(store, binary, work, pg_admin, args)
+    finally:
+        os.remove(binary)
+        if FAILED:
+            print(f"# server logs and stores kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"# {time.monotonic() - started:.1f} s in all")
+    if FAILED:
+        print("failed: " + "; ".join(FAILED))
+    print(f"{PASSED} passed, {len(FAILED)} failed")
+    sys.exit(1 if FAILED or not PASSED else 0)
+
+
+if __name__ == "__main__":
+    main()
