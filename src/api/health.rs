@@ -30,7 +30,9 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
             "/healthz",
-            get_with(healthz, |op| doc(op, "Liveness: the process answers")),
+            get_with(healthz, |op| {
+                doc(op, "Liveness: the process answers").id("getHealth")
+            }),
         )
         .api_route(
             "/readyz",
@@ -39,11 +41,12 @@ pub fn routes() -> ApiRouter<AppState> {
                     op,
                     "Readiness: the store answers and the process isn't draining",
                 )
+                .id("getReadiness")
             }),
         )
         .api_route(
             "/metrics",
-            get_with(metrics, |op| doc(op, "Prometheus metrics")),
+            get_with(metrics, |op| doc(op, "Prometheus metrics").id("getMetrics")),
         )
 }
 
@@ -70,6 +73,9 @@ async fn healthz() -> Envelope<One<Health>> {
     Envelope::of(&Health { status: "ok" }).unwrap_or_else(|_| Envelope::new(Box::default()))
 }
 
+/// The longest `/readyz` waits for the store.
+const READY_WITHIN: std::time::Duration = std::time::Duration::from_millis(900);
+
 async fn readyz(State(state): State<AppState>) -> OrUnavailable<Envelope<One<Readiness>>> {
     OrUnavailable(ready(&state).await)
 }
@@ -78,7 +84,12 @@ async fn ready(state: &AppState) -> Result<Envelope<One<Readiness>>, Error> {
     if !state.is_ready() {
         return Err(Error::Unavailable);
     }
-    state.store.ping().await.map_err(|_| Error::Unavailable)?;
+    // A load balancer needs its answer quickly: a store that can't say it is up within
+    // READY_WITHIN is as good as down (an outage opens the store's breaker well before).
+    match tokio::time::timeout(READY_WITHIN, state.store.ping()).await {
+        Ok(Ok(())) => {}
+        _ => return Err(Error::Unavailable),
+    }
     let rate_limiter = if state.limiter_healthy() {
         "ok"
     } else {

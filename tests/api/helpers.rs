@@ -199,6 +199,12 @@ impl TestApp {
         Self::serve_store(url, fresh, overrides, clock, true).await
     }
 
+    /// A server over the PostgreSQL database at `url`, which the caller owns (it stays).
+    pub async fn on_database(url: &str, overrides: &str) -> TestApp {
+        let clock = ManualClock::new(corkboard::clock::now_ms());
+        Self::serve_store(url, Fresh::Shared, overrides, clock, true).await
+    }
+
     /// Another server ("replica") over this app's store, with its own process state (pool,
     /// limiter, guard) and the same clock. Dropping it leaves the store in place.
     pub async fn replica(&self, overrides: &str) -> TestApp {

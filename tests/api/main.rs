@@ -19,6 +19,7 @@ mod live;
 mod mcp;
 mod openapi;
 mod ops;
+mod outage;
 mod pin_types;
 mod pinboards;
 mod pins;

@@ -34,6 +34,7 @@ use std::{
 
 use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres};
 
+use super::breaker::{Breaker, SUSPECT_AFTER};
 use crate::error::Result;
 
 /// A warm connection unused for longer goes back through sqlx's pool (and its ping) rather
@@ -57,6 +58,7 @@ struct Slot {
 pub struct Connections {
     pool: PgPool,
     warm: Arc<Mutex<Warm>>,
+    breaker: Arc<Breaker>,
 }
 
 /// The warm stack, most recently used last, and how many requests wait on sqlx's pool: while
@@ -72,6 +74,7 @@ impl Connections {
         Connections {
             pool,
             warm: Arc::default(),
+            breaker: Arc::default(),
         }
     }
 
@@ -99,7 +102,7 @@ impl Connections {
     async fn acquire(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
         let stale = {
             let Ok(mut warm) = self.warm.lock() else {
-                return self.pool.acquire().await;
+                return self.pooled().await;
             };
             let stale = match warm.stack.pop() {
                 Some((conn, since)) if since.elapsed() < WARM_FOR => return Ok(conn),
@@ -118,7 +121,24 @@ impl Connections {
         };
         let _waiting = Waiting(&self.warm);
         drop(stale);
-        self.pool.acquire().await
+        self.pooled().await
+    }
+
+    /// A connection from sqlx's pool, or at once `PoolTimedOut` (a 503) while the database
+    /// is known to be unreachable ([`Breaker`]).
+    async fn pooled(&self) -> Result<PoolConnection<Postgres>, sqlx::Error> {
+        if self.breaker.is_open() {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
+        let acquire = self.pool.acquire();
+        tokio::pin!(acquire);
+        if let Ok(acquired) = tokio::time::timeout(SUSPECT_AFTER, &mut acquire).await {
+            return acquired;
+        }
+        if !self.breaker.reachable(&self.pool.connect_options()).await {
+            return Err(sqlx::Error::PoolTimedOut);
+        }
+        acquire.await
     }
 
     fn put_warm(&self, conn: PoolConnection<Postgres>) {

@@ -5,6 +5,7 @@
 //! updates and deletes lock their rows in id order, so concurrent batches can't deadlock.
 //! Lists of strings (tags, a batch's ids) are `text[]`.
 
+mod breaker;
 mod commit;
 pub(crate) mod conn;
 mod events;
