@@ -318,3 +318,5 @@ print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expecte
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"
 for store in ${BENCH_STORES:-sqlite postgres}; do bench_store "$store"; done
+# Share pages in Chromium: page bytes of a 20-pin board, commit-to-DOM latency (bench/browser.py).
+if [ -z "$ONLY" ]; then tests/browser/ensure.sh && python3 bench/browser.py "$BIN" $([ $SMOKE = 1 ] && echo --smoke); fi
