@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{Auth, DatasetsRead, DatasetsWrite},
+    auth::{Auth, DatasetsRead, DatasetsWrite, Principal},
     datasets::{ops, CreateDatasetBody, DatasetRecord, UpdateDatasetBody},
     error::Result,
     pins::ops::{Deleted, PageParams},
@@ -104,16 +104,7 @@ async fn replace(
     headers: HeaderMap,
     ApiJson(body, _): ApiJson<UpdateDatasetBody>,
 ) -> Result<Envelope<One<Record>>> {
-    let (data, version) = ops::update(
-        &state,
-        &auth.principal,
-        &id,
-        body,
-        false,
-        precondition(&headers),
-    )
-    .await?;
-    Ok(Envelope::new(data).with_etag(version))
+    update(&state, &auth.principal, &id, &headers, body, false).await
 }
 
 async fn patch(
@@ -123,15 +114,19 @@ async fn patch(
     headers: HeaderMap,
     ApiJson(body, _): ApiJson<UpdateDatasetBody>,
 ) -> Result<Envelope<One<Record>>> {
-    let (data, version) = ops::update(
-        &state,
-        &auth.principal,
-        &id,
-        body,
-        true,
-        precondition(&headers),
-    )
-    .await?;
+    update(&state, &auth.principal, &id, &headers, body, true).await
+}
+
+/// `PUT` (`merge: false`) and `PATCH` (`data` a merge patch): the record with its `ETag`.
+async fn update(
+    state: &AppState,
+    who: &Principal,
+    id: &str,
+    headers: &HeaderMap,
+    body: UpdateDatasetBody,
+    merge: bool,
+) -> Result<Envelope<One<Record>>> {
+    let (data, version) = ops::update(state, who, id, body, merge, precondition(headers)).await?;
     Ok(Envelope::new(data).with_etag(version))
 }
 

@@ -115,6 +115,18 @@ fn dataset_at(row: &impl Record, first: usize) -> Result<Dataset> {
     })
 }
 
+/// The workspace's dataset `id`, locked until the transaction ends; 404 when absent.
+async fn lock_dataset<B: Backend>(tx: &mut B::Db, ws: &str, id: &str) -> Result<Dataset> {
+    let lock = format!("{GET_DATASET}{}", B::FOR_UPDATE);
+    let row = B::query(&lock)
+        .bind(ws)
+        .bind(id)
+        .fetch_optional(tx)
+        .await?
+        .ok_or_else(dataset_missing)?;
+    dataset_at(&row, 0)
+}
+
 fn dataset_event(ws: &str, event: &'static str, dataset: &Dataset, data: String) -> NewEvent {
     NewEvent {
         workspace_id: ws.to_owned(),
@@ -225,14 +237,7 @@ impl<B: Backend> DatasetStore for B {
     ) -> Result<Dataset> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        let lock = format!("{GET_DATASET}{}", B::FOR_UPDATE);
-        let old = B::query(&lock)
-            .bind(ws)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or_else(dataset_missing)?;
-        let new = change(dataset_at(&old, 0)?)?;
+        let new = change(lock_dataset::<B>(&mut tx, ws, id).await?)?;
         B::query(UPDATE_DATASET)
             .bind(ws)
             .bind(id)
@@ -255,14 +260,7 @@ impl<B: Backend> DatasetStore for B {
     async fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        let lock = format!("{GET_DATASET}{}", B::FOR_UPDATE);
-        let row = B::query(&lock)
-            .bind(ws)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .ok_or_else(dataset_missing)?;
-        check(&dataset_at(&row, 0)?)?;
+        check(&lock_dataset::<B>(&mut tx, ws, id).await?)?;
         B::query(DELETE_DATASET)
             .bind(ws)
             .bind(id)
