@@ -11,7 +11,7 @@ use std::{
 
 use jsonwebtoken::{
     decode, decode_header,
-    jwk::{Jwk, JwkSet},
+    jwk::{Jwk, JwkSet, PublicKeyUse},
     Algorithm, DecodingKey, Validation,
 };
 use serde::Deserialize;
@@ -61,6 +61,9 @@ pub struct JwtVerifier {
     jwks: RwLock<Option<JwkSet>>,
     client: reqwest::Client,
     last_fetch: Mutex<Option<Instant>>,
+    /// Held while the set is loaded, so that concurrent requests with a key not yet cached
+    /// wait for one load rather than each loading (or being refused as "fetched moments ago").
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl JwtVerifier {
@@ -79,6 +82,7 @@ impl JwtVerifier {
             jwks: RwLock::new(None),
             client: reqwest::Client::new(),
             last_fetch: Mutex::new(None),
+            loading: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -98,7 +102,7 @@ impl JwtVerifier {
         let key = if header.alg == Algorithm::HS256 {
             self.secret.clone().ok_or("no HS256 secret configured")?
         } else {
-            self.jwk_key(header.kid.as_deref()).await?
+            self.jwk_key(header.kid.as_deref(), header.alg).await?
         };
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.settings.issuer]);
@@ -132,14 +136,24 @@ impl JwtVerifier {
         }
     }
 
-    /// The JWKS key of `kid` (or the only key, when the token names none), loading the set
-    /// again once when the cached one lacks it.
-    async fn jwk_key(&self, kid: Option<&str>) -> std::result::Result<DecodingKey, String> {
-        if let Some(key) = self.cached(kid)? {
+    /// The JWKS key of `kid` (or the only key, when the token names none) for a token signed
+    /// with `alg`, loading the set again once when the cached one lacks it. Concurrent
+    /// requests share one load.
+    async fn jwk_key(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> std::result::Result<DecodingKey, String> {
+        if let Some(key) = self.cached(kid, alg)? {
+            return Ok(key);
+        }
+        let _loading = self.loading.lock().await;
+        // Another request may have loaded the set while this one waited.
+        if let Some(key) = self.cached(kid, alg)? {
             return Ok(key);
         }
         let set = self.load().await?;
-        let key = pick(&set, kid).map(DecodingKey::from_jwk).transpose();
+        let key = pick(&set, kid, alg)?.map(DecodingKey::from_jwk).transpose();
         if let Ok(mut cache) = self.jwks.write() {
             *cache = Some(set);
         }
@@ -192,21 +206,52 @@ impl JwtVerifier {
         serde_json::from_slice(&bytes).map_err(|e| format!("JWKS: {e}"))
     }
 
-    fn cached(&self, kid: Option<&str>) -> std::result::Result<Option<DecodingKey>, String> {
+    fn cached(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> std::result::Result<Option<DecodingKey>, String> {
         let cache = self.jwks.read().map_err(|_| "JWKS cache poisoned")?;
-        cache
-            .as_ref()
-            .and_then(|set| pick(set, kid))
+        let Some(set) = cache.as_ref() else {
+            return Ok(None);
+        };
+        pick(set, kid, alg)?
             .map(DecodingKey::from_jwk)
             .transpose()
             .map_err(|e| e.to_string())
     }
 }
 
-fn pick<'a>(set: &'a JwkSet, kid: Option<&str>) -> Option<&'a Jwk> {
-    match kid {
-        Some(kid) => set.find(kid),
-        None if set.keys.len() == 1 => set.keys.first(),
+/// The signing key of `kid` (or the only signing key, when the token names none). A key
+/// whose own `use` is not `sig` never verifies a token, and one whose own `alg` differs from
+/// the token's refuses it: a key published for encryption, or for another algorithm, can't
+/// be turned into a signature check.
+fn pick<'a>(
+    set: &'a JwkSet,
+    kid: Option<&str>,
+    alg: Algorithm,
+) -> std::result::Result<Option<&'a Jwk>, String> {
+    let signing: Vec<&Jwk> = set
+        .keys
+        .iter()
+        .filter(|k| {
+            k.common
+                .public_key_use
+                .as_ref()
+                .is_none_or(|u| *u == PublicKeyUse::Signature)
+        })
+        .collect();
+    let key = match kid {
+        Some(kid) => signing
+            .into_iter()
+            .find(|k| k.common.key_id.as_deref() == Some(kid)),
+        None if signing.len() == 1 => signing.into_iter().next(),
         None => None,
+    };
+    match key.and_then(|k| k.common.key_algorithm) {
+        Some(own) if own.to_string() != format!("{alg:?}") => Err(format!(
+            "JWKS key {kid:?} is for {own}, the token is signed with {alg:?}"
+        )),
+        _ => Ok(key),
     }
 }

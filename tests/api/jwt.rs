@@ -236,3 +236,68 @@ async fn the_jwks_can_come_from_a_url_fetched_again_at_most_every_10_s() {
     }
     assert_eq!(fetches.load(Ordering::SeqCst), 1);
 }
+
+/// Serves `jwks` at a URL of its own and counts the fetches (a slow provider: 200 ms each).
+async fn jwks_url(jwks: String) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/jwks.json", listener.local_addr().expect("addr"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let counter = fetches.clone();
+    let provider = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            let jwks = jwks.clone();
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                jwks
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, provider).await });
+    (url, fetches)
+}
+
+#[tokio::test]
+async fn concurrent_first_tokens_share_one_jwks_load_and_all_pass() {
+    let (url, fetches) = jwks_url(idp::jwks(&["k1"])).await;
+    let app = crate::helpers::TestApp::sqlite_with(&idp::config("RS256", &url, "")).await;
+    let calls = (0..20).map(|i| {
+        app.send(
+            app.client
+                .get(format!("{}/v1/pins", app.base))
+                .bearer_auth(idp::rs256(&claims(&format!("user{i}")))),
+        )
+    });
+    for answer in futures::future::join_all(calls).await {
+        answer.expect(200);
+    }
+    assert_eq!(
+        fetches.load(Ordering::SeqCst),
+        1,
+        "one load for all of them"
+    );
+}
+
+#[tokio::test]
+async fn a_jwk_for_encryption_or_another_algorithm_verifies_nothing() {
+    let set: serde_json::Value = serde_json::from_str(&idp::jwks(&["k1", "k2"])).unwrap();
+    let mut keys = set["keys"].as_array().unwrap().clone();
+    keys[0]["use"] = serde_json::json!("enc");
+    keys[1]["alg"] = serde_json::json!("PS256");
+    let (url, _) = jwks_url(serde_json::json!({ "keys": keys }).to_string()).await;
+    let app = crate::helpers::TestApp::sqlite_with(&idp::config("RS256", &url, "")).await;
+    for kid in ["k1", "k2"] {
+        let token = idp::sign_rsa(idp::provider_key(), kid, &claims("hana"));
+        app.send(
+            app.client
+                .get(format!("{}/v1/pins", app.base))
+                .bearer_auth(token),
+        )
+        .await
+        .expect_error(401, "UNAUTHORIZED", None);
+    }
+}
