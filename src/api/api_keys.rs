@@ -29,19 +29,20 @@ pub fn routes() -> ApiRouter<AppState> {
         .api_route(
             "/api-keys",
             get_with(list, |op| {
-                doc(op, "List the workspace's API keys (never their secrets)")
+                doc(op, "List the workspace's API keys (never their secrets)").id("listApiKeys")
             })
             .post_with(create, |op| {
                 doc(
                     op,
                     "Create an API key; its secret is shown in this answer only",
                 )
+                .id("createApiKey")
             }),
         )
         .api_route(
             "/api-keys/{id}",
             delete_with(revoke, |op| {
-                doc(op, "Revoke an API key, at once on every replica")
+                doc(op, "Revoke an API key, at once on every replica").id("revokeApiKey")
             }),
         )
 }

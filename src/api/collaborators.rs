@@ -29,17 +29,17 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
             "/pinboards/{id}/collaborators",
-            get_with(list, |op| doc(op, "List a pinboard's collaborators")).post_with(add, |op| {
+            get_with(list, |op| doc(op, "List a pinboard's collaborators").id("listCollaborators")).post_with(add, |op| {
                 docs::conflict(
-                    doc(op, "Give a user (of any workspace) a role on this pinboard"),
+                    doc(op, "Give a user (of any workspace) a role on this pinboard").id("addCollaborator"),
                     "The user is on the board already, or several users have this email: `CONFLICT`",
                 )
             }),
         )
         .api_route(
             "/pinboards/{id}/collaborators/{user_id}",
-            patch_with(update, |op| doc(op, "Change a collaborator's role"))
-                .delete_with(remove, |op| doc(op, "Remove a collaborator")),
+            patch_with(update, |op| doc(op, "Change a collaborator's role").id("updateCollaborator"))
+                .delete_with(remove, |op| doc(op, "Remove a collaborator").id("removeCollaborator")),
         )
 }
 

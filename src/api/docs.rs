@@ -20,6 +20,7 @@ use super::{ApiJson, ApiPath, ApiQuery, Envelope};
 use crate::{
     auth::{Auth, BoardAuth, RequiredScope},
     error::Error,
+    pins::ops::IdempotencyKey,
 };
 
 /// Name of the bearer security scheme in the document.
@@ -256,23 +257,30 @@ impl<T: JsonSchema> OperationInput for ApiPath<T> {
     }
 }
 
-/// A documented request header (`If-Match`, `Idempotency-Key`).
-fn header<'a>(op: TransformOperation<'a>, name: &str, description: &str) -> TransformOperation<'a> {
+/// A documented request header (`If-Match`, `Idempotency-Key`) whose value matches
+/// `pattern`.
+fn header<'a>(
+    op: TransformOperation<'a>,
+    name: &str,
+    description: &str,
+    pattern: &str,
+) -> TransformOperation<'a> {
     op.with(|mut op| {
-        add_header(op.inner_mut(), name, description);
+        let schema = json_schema!({ "type": "string", "pattern": pattern });
+        add_header(op.inner_mut(), name, description, schema);
         op
     })
 }
 
-/// Adds an optional string request header to `operation`.
-pub(super) fn add_header(operation: &mut Operation, name: &str, description: &str) {
+/// Adds an optional request header of `schema` to `operation`.
+pub(super) fn add_header(operation: &mut Operation, name: &str, description: &str, schema: Schema) {
     let parameter = Parameter::Header {
         parameter_data: ParameterData {
             name: name.to_owned(),
             description: Some(description.to_owned()),
             required: false,
             format: ParameterSchemaOrContent::Schema(SchemaObject {
-                json_schema: json_schema!({ "type": "string" }),
+                json_schema: schema,
                 example: None,
                 external_docs: None,
             }),
@@ -304,12 +312,17 @@ fn status<'a>(op: TransformOperation<'a>, code: u16, description: &str) -> Trans
     })
 }
 
+/// What `If-Match` may be: `*`, or a list of `"<version>"` entity tags (weak ones too).
+pub const IF_MATCH_PATTERN: &str =
+    r#"^[ \t]*(\*|(W/)?"[0-9]{1,18}"([ \t]*,[ \t]*(W/)?"[0-9]{1,18}")*)[ \t]*$"#;
+
 /// `If-Match` on a write of one versioned pin: 412 when it names another version.
 pub fn if_match(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = header(
         op,
         "If-Match",
-        "`\"<version>\"` (the ETag of a read) or `*`: the write happens only if the pin is still at that version.",
+        "`\"<version>\"` (the ETag of a read), a list of them, or `*`: the write happens only if the record is still at one of those versions (else 412). A value of another form never matches.",
+        IF_MATCH_PATTERN,
     );
     status(
         op,
@@ -324,6 +337,7 @@ pub fn idempotency_key(op: TransformOperation<'_>) -> TransformOperation<'_> {
         op,
         "Idempotency-Key",
         "1 to 255 visible ASCII characters. A retry with the same key and the same body, within the retention window, replays the first response (with `Idempotent-Replayed: true`) and writes nothing.",
+        IdempotencyKey::PATTERN,
     );
     conflict(
         op,

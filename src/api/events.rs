@@ -25,6 +25,7 @@ use crate::{
     auth::{on_board, require, Principal, Scope},
     error::{Error, Result},
     events::{Filter, Resume},
+    pins::non_null,
 };
 
 /// Every event name a stream can carry (the `type` filter's values).
@@ -46,7 +47,8 @@ pub fn routes() -> ApiRouter<AppState> {
         get_with(events, |op| {
             docs::requires_scope(
                 op.summary("Follow the workspace's changes as they commit (Server-Sent Events)")
-                    .tag("events"),
+                    .tag("events")
+                    .id("followEvents"),
                 "pins:read",
                 " (or, with only `pinboard_id`, a collaborator role on that board)",
             )
@@ -128,6 +130,7 @@ struct EventDoc {
     at: String,
     /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
     /// delete; for `pinboard.*` the board with its placements.
+    #[schemars(schema_with = "crate::pins::any_value")]
     data: serde_json::Value,
 }
 
@@ -179,13 +182,16 @@ impl OperationOutput for EventStream {
 #[allow(dead_code)]
 struct EventsQueryDoc {
     /// Only this pin's events.
+    #[schemars(transform = non_null)]
     pin_id: Option<Vec<String>>,
     /// Only this board's events and those of the pins placed on it.
+    #[schemars(transform = non_null)]
     pinboard_id: Option<Vec<String>>,
     /// Only events of this name.
-    #[schemars(extend("items" = {"enum": EVENT_TYPES}))]
+    #[schemars(extend("items" = {"enum": EVENT_TYPES}), transform = non_null)]
     r#type: Option<Vec<String>>,
     /// Resume after this event id (as the `Last-Event-ID` header).
+    #[schemars(transform = non_null)]
     last_event_id: Option<String>,
 }
 
@@ -211,6 +217,7 @@ impl OperationInput for EventsQuery {
             operation,
             "Last-Event-ID",
             "Resume after this event id: exactly the events missed, then the live ones",
+            schemars::json_schema!({ "type": "string" }),
         );
     }
 }

@@ -65,7 +65,7 @@ pub fn router(state: AppState) -> Router {
     let public = health::routes().merge(share::pages());
     let documented = ApiRouter::new().nest("/v1", api.clone()).merge(public);
     Router::new()
-        .merge(openapi::describe(documented, &document))
+        .merge(openapi::describe(documented, &document, state.limits()))
         .merge(Router::from(api))
         // Agents: MCP at /mcp, behind the same credentials and limits as the API.
         .merge(

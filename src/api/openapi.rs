@@ -21,7 +21,7 @@ use schemars::{generate::SchemaSettings, json_schema, SchemaGenerator};
 use serde_json::{json, Value};
 
 use super::docs;
-use crate::app::AppState;
+use crate::{app::AppState, config::Limits};
 
 /// Every route added after this call is described with JSON Schema draft 2020-12 (the
 /// dialect of OpenAPI 3.1, and of `GET /v1/pin-types`), its types under
@@ -39,7 +39,10 @@ const DESCRIPTION: &str = "Automation tools, webhooks and agents push typed pins
 pinboards. Every `/v1` path is also served without the prefix. Authenticate with \
 `Authorization: Bearer <API key or ID token>`; each operation names the scope it needs. \
 Every error is the envelope `{success: false, error: {code, message, details?}}`; every \
-authenticated response carries the `X-RateLimit-*` headers.";
+authenticated response carries the `X-RateLimit-*` headers. The schemas state every rule \
+JSON Schema can; the rules it can't (between fields, or on stored state) are in the \
+descriptions, with the status they answer. No text anywhere in a request may contain \
+U+0000 (400 `VALIDATION_FAILED`).";
 
 fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
     doc.info(Info {
@@ -83,15 +86,61 @@ fn tag(name: &str, description: &str) -> Tag {
 /// The document, written once the router is finished (it describes its own route too).
 pub type Document = Arc<OnceLock<Bytes>>;
 
-/// Finishes `router`'s documentation into `document`; returns the router to serve.
-pub fn describe(router: ApiRouter<AppState>, document: &Document) -> Router<AppState> {
+/// Finishes `router`'s documentation into `document`, with the bounds of `limits`;
+/// returns the router to serve.
+pub fn describe(
+    router: ApiRouter<AppState>,
+    document: &Document,
+    limits: &Limits,
+) -> Router<AppState> {
     let mut api = OpenApi::default();
     let router = router.finish_api_with(&mut api, about);
     let mut value = serde_json::to_value(&api).unwrap_or_default();
     crate::pin_types::tidy_descriptions(&mut value);
     add_response_headers(&mut value);
+    state_limits(&mut value, limits);
     let _ = document.set(Bytes::from(value.to_string()));
     router
+}
+
+/// Where the document states a bound that is a configurable limit, and its value. The
+/// schemas carry the defaults (`pins::TITLE_CHARS`, ...); a server configured otherwise
+/// states its own, so the document always says what this server enforces.
+fn configured_bounds(limits: &Limits) -> Vec<(String, usize)> {
+    let boards = ["MetadataBody", "CreateBoardBody", "UpdateBoardBody"];
+    let batches = [
+        "BatchCreateBody/properties/pins",
+        "BatchUpdateBody/properties/pins",
+        "BatchGetBody/properties/pin_ids",
+        "BatchDeleteBody/properties/pin_ids",
+    ];
+    let at = |rest: String| format!("/components/schemas/{rest}");
+    let mut bounds = Vec::new();
+    for body in boards {
+        bounds.push((
+            at(format!("{body}/properties/title/maxLength")),
+            limits.title_chars,
+        ));
+        bounds.push((at(format!("{body}/properties/tags/maxItems")), limits.tags));
+        bounds.push((
+            at(format!("{body}/properties/tags/items/maxLength")),
+            limits.tag_chars,
+        ));
+    }
+    for list in batches {
+        bounds.push((at(format!("{list}/maxItems")), limits.batch_items));
+    }
+    bounds
+}
+
+/// Writes the configured limits into the document ([`configured_bounds`]).
+fn state_limits(doc: &mut Value, limits: &Limits) {
+    for (pointer, bound) in configured_bounds(limits) {
+        match doc.pointer_mut(&pointer) {
+            Some(slot) => *slot = bound.into(),
+            None => tracing::error!(%pointer, "API description: no such bound"),
+        }
+    }
 }
 
 /// The rate-limit headers of SPEC.md 8.3: on every response to an authenticated request.
@@ -207,6 +256,7 @@ pub fn routes(document: Document) -> ApiRouter<AppState> {
         get_with(serve, |op| {
             op.summary("This API description (OpenAPI 3.1), public")
                 .tag("catalogue")
+                .id("getOpenApi")
         }),
     )
 }

@@ -18,6 +18,7 @@ pub fn routes() -> ApiRouter<AppState> {
             op.summary("Every pin type with its JSON Schema, description and example")
                 .description("Any valid credential; no scope.")
                 .tag("catalogue")
+                .id("listPinTypes")
                 .security_requirement(super::docs::BEARER)
         }),
     )
@@ -30,7 +31,11 @@ pub struct Entry {
     #[schemars(schema_with = "crate::pin_types::pin_type_schema")]
     pin_type: &'static str,
     description: &'static str,
+    /// The JSON Schema of the type's configuration.
+    #[schemars(schema_with = "crate::pins::any_value")]
     schema: Value,
+    /// A valid configuration.
+    #[schemars(schema_with = "crate::pins::any_value")]
     example: Value,
 }
 

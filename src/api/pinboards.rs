@@ -39,33 +39,41 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
             "/pinboards",
-            get_with(list, |op| doc(op, "List pinboards, newest first"))
-                .post_with(create, |op| doc(op, "Create a pinboard")),
+            get_with(list, |op| {
+                doc(op, "List pinboards, newest first").id("listPinboards")
+            })
+            .post_with(create, |op| {
+                doc(op, "Create a pinboard").id("createPinboard")
+            }),
         )
         .api_route(
             "/pinboards/{id}",
-            get_with(read, |op| doc(op, "Read a pinboard with its placed pins"))
-                .put_with(update, |op| {
-                    doc(op, "Update a pinboard (only the fields sent)").id("putPinboard")
-                })
-                .patch_with(update, |op| {
-                    doc(op, "Update a pinboard (only the fields sent)").id("patchPinboard")
-                })
-                .delete_with(delete, |op| doc(op, "Delete a pinboard (its pins stay)")),
+            get_with(read, |op| {
+                doc(op, "Read a pinboard with its placed pins").id("getPinboard")
+            })
+            .put_with(update, |op| {
+                doc(op, "Update a pinboard (only the fields sent)").id("putPinboard")
+            })
+            .patch_with(update, |op| {
+                doc(op, "Update a pinboard (only the fields sent)").id("patchPinboard")
+            })
+            .delete_with(delete, |op| {
+                doc(op, "Delete a pinboard (its pins stay)").id("deletePinboard")
+            }),
         )
         .api_route(
             "/pinboards/{id}/pins",
             post_with(place, |op| {
-                docs::conflict(doc(op, "Place a pin on the 12-column grid"), OVERLAP)
+                docs::conflict(doc(op, "Place a pin on the 12-column grid"), OVERLAP).id("placePin")
             }),
         )
         .api_route(
             "/pinboards/{id}/pins/{pin_id}",
             put_with(move_pin, |op| {
-                docs::conflict(doc(op, "Move or resize a placed pin"), OVERLAP)
+                docs::conflict(doc(op, "Move or resize a placed pin"), OVERLAP).id("movePin")
             })
             .delete_with(unplace, |op| {
-                doc(op, "Take a pin off the board (the pin stays)")
+                doc(op, "Take a pin off the board (the pin stays)").id("unplacePin")
             }),
         )
         .merge(super::share::routes())

@@ -46,44 +46,53 @@ pub fn routes() -> ApiRouter<AppState> {
                     op,
                     "List pins, newest first (keyset pages; filters by type, tag, time, board)",
                 )
+                .id("listPins")
             })
             .post_with(create, |op| {
-                docs::idempotency_key(doc(op, "Create a pin (shape A or B)"))
+                docs::idempotency_key(doc(op, "Create a pin (shape A or B)").id("createPin"))
             }),
         )
         .api_route(
             "/pins/batch",
             post_with(create_batch, |op| {
-                docs::idempotency_key(doc(op, "Create pins, all or none"))
+                docs::idempotency_key(doc(op, "Create pins, all or none").id("createPins"))
             }),
         )
         .api_route(
             "/pins/batch/get",
-            post_with(get_batch, |op| doc(op, "Read pins by id")),
+            post_with(get_batch, |op| doc(op, "Read pins by id").id("getPins")),
         )
         .api_route(
             "/pins/batch/update",
-            post_with(update_batch, |op| doc(op, "Update pins, all or none")),
+            post_with(update_batch, |op| {
+                doc(op, "Update pins, all or none").id("updatePins")
+            }),
         )
         .api_route(
             "/pins/batch/delete",
-            post_with(delete_batch, |op| doc(op, "Delete pins, all or none")),
+            post_with(delete_batch, |op| {
+                doc(op, "Delete pins, all or none").id("deletePins")
+            }),
         )
         .api_route(
             "/pins/{id}",
-            get_with(read, |op| doc(op, "Read a pin (with its version as ETag)"))
-                .put_with(update, |op| {
-                    docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("putPin")
-                })
-                .patch_with(update, |op| {
-                    docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("patchPin")
-                })
-                .delete_with(delete, |op| docs::if_match(doc(op, "Delete a pin"))),
+            get_with(read, |op| {
+                doc(op, "Read a pin (with its version as ETag)").id("getPin")
+            })
+            .put_with(update, |op| {
+                docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("putPin")
+            })
+            .patch_with(update, |op| {
+                docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("patchPin")
+            })
+            .delete_with(delete, |op| {
+                docs::if_match(doc(op, "Delete a pin").id("deletePin"))
+            }),
         )
         .api_route(
             "/pins/{id}/versions",
             get_with(versions, |op| {
-                doc(op, "List a pin's past versions, newest first")
+                doc(op, "List a pin's past versions, newest first").id("listPinVersions")
             }),
         )
 }

@@ -23,11 +23,13 @@ pub fn routes() -> ApiRouter<AppState> {
         get_with(list, |op| {
             op.summary("List the built-in and custom roles")
                 .tag("identity")
+                .id("listRoles")
         })
         .post_with(create, |op| {
             let op = op
                 .summary("Define a custom role: a name and its scopes")
-                .tag("identity");
+                .tag("identity")
+                .id("createRole");
             docs::conflict(op, "The name is taken, or is a built-in role's: `CONFLICT`")
         }),
     )

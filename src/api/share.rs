@@ -52,15 +52,21 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new()
         .api_route(
             "/pins/{id}/share",
-            get_with(get_pin, |op| doc(op, "Read a pin's share settings"))
-                .put_with(put_pin, |op| doc(op, "Change a pin's share settings")),
+            get_with(get_pin, |op| {
+                doc(op, "Read a pin's share settings").id("getPinShare")
+            })
+            .put_with(put_pin, |op| {
+                doc(op, "Change a pin's share settings").id("putPinShare")
+            }),
         )
         .api_route(
             "/pinboards/{id}/share",
-            get_with(get_board, |op| doc(op, "Read a pinboard's share settings"))
-                .put_with(put_board, |op| {
-                    doc(op, "Change a pinboard's share settings")
-                }),
+            get_with(get_board, |op| {
+                doc(op, "Read a pinboard's share settings").id("getPinboardShare")
+            })
+            .put_with(put_board, |op| {
+                doc(op, "Change a pinboard's share settings").id("putPinboardShare")
+            }),
         )
 }
 
@@ -74,6 +80,7 @@ pub fn pages() -> ApiRouter<AppState> {
                     op,
                     "The share page of a public pin or pinboard (HTML; a credential only for sign-in-only pages)",
                 )
+                .id("getSharePage")
             }),
         )
         .api_route(
@@ -83,6 +90,7 @@ pub fn pages() -> ApiRouter<AppState> {
                     op,
                     "The body of a share page alone (header, main, footer; HTML), which the page's script swaps in when the item changes",
                 )
+                .id("getSharePageFragment")
             }),
         )
         // The page script: its content hash is in its name, so it is cached for good.
@@ -94,6 +102,7 @@ pub fn pages() -> ApiRouter<AppState> {
                     op,
                     "Follow a public pin or pinboard as it changes (Server-Sent Events, no credential)",
                 )
+                .id("followSharedItem")
             }),
         )
 }

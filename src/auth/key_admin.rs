@@ -9,6 +9,7 @@ use crate::{
     app::AppState,
     clock,
     error::{Error, Result},
+    pins::{present, NOT_BLANK},
     store::KeyRow,
 };
 
@@ -16,15 +17,21 @@ use crate::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKeyBody {
-    /// 1 to 100 characters.
+    /// 1 to 100 characters, not only spaces, tabs and line breaks.
+    #[schemars(length(min = 1, max = super::keys::NAME_CHARS), regex(pattern = NOT_BLANK))]
     pub name: String,
-    /// Scope names; each must be held by the caller.
+    /// Scope names (at least one); each must be held by the caller (403).
+    #[schemars(schema_with = "roles::scope_list")]
     pub scopes: Vec<String>,
-    /// At most the caller's tier; default: the configured default tier, capped likewise.
-    #[serde(default)]
+    /// At most the caller's tier (403); default: the configured default tier, capped
+    /// likewise.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Tier")]
     pub tier: Option<Tier>,
-    /// ISO 8601 instant in the future after which the key stops working.
-    #[serde(default)]
+    /// ISO 8601 instant in the future (400 for a past one) after which the key stops
+    /// working.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub expires_at: Option<String>,
 }
 

@@ -117,6 +117,9 @@ pub async fn create_key(store: &Store, new: NewKey) -> Result<CreatedKey> {
     })
 }
 
+/// Longest key name, in characters.
+pub const NAME_CHARS: usize = 100;
+
 /// Checks and stores a key of the workspace `workspace_id`, returning the stored row and
 /// the secret.
 pub(crate) async fn store_key(
@@ -127,10 +130,13 @@ pub(crate) async fn store_key(
     tier: Tier,
     expires_at: Option<i64>,
 ) -> Result<(KeyRow, ApiKeySecret)> {
-    let name = name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(Error::validation("name", "1 to 100 characters"));
+    if crate::pins::is_blank(name) || name.chars().count() > NAME_CHARS {
+        return Err(Error::validation(
+            "name",
+            format!("1 to {NAME_CHARS} characters, not all blank"),
+        ));
     }
+    let name = name.trim_matches([' ', '\t', '\n', '\r']);
     if scopes.is_empty() {
         return Err(Error::validation("scopes", "at least one scope"));
     }

@@ -61,10 +61,26 @@ pub async fn scopes_of(store: &Store, ws: &str, name: &str) -> Result<Scopes> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateRoleBody {
-    /// `[a-z0-9_-]{1,64}`, not the name of a built-in role.
+    /// `[a-z0-9_-]{1,64}`, not the name of a built-in role nor of another custom role
+    /// (409).
+    #[schemars(regex(pattern = NAME_PATTERN))]
     pub name: String,
-    /// The scopes the role grants; the caller must hold each.
+    /// The scopes the role grants (at least one); the caller must hold each (403).
+    #[schemars(schema_with = "scope_list")]
     pub permissions: Vec<String>,
+}
+
+/// A role's name: built-in or custom.
+pub const NAME_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
+
+/// The schema of a list of scopes: at least one scope name.
+pub fn scope_list(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+    schemars::json_schema!({
+        "type": "array",
+        "minItems": 1,
+        "items": { "type": "string", "enum": names },
+    })
 }
 
 /// A role as `GET /roles` lists it.
@@ -77,6 +93,7 @@ pub struct RoleRecord {
     pub created_at: Option<String>,
 }
 
+/// Whether `name` matches [`NAME_PATTERN`].
 fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name

@@ -12,7 +12,11 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::ops::{to_data, Data, Deleted},
+    pins::{
+        non_empty,
+        ops::{to_data, Data, Deleted},
+        present,
+    },
     store::Block,
     templates::Renderer,
 };
@@ -27,28 +31,33 @@ pub const MAX_BLOCKS: usize = 100;
 pub struct CreateBlockBody {
     pub block_type: BlockType,
     /// `markdown {text}`, `image {url, alt?}`, `code {language, code}`, or
-    /// `conditional {if: {var, op, value?}, then: [{block_type, config}], else?: [...]}`.
-    #[schemars(schema_with = "object")]
+    /// `conditional {if: {var, op, value?}, then: [{block_type, config}], else?: [...]}`:
+    /// the schema of `block_type` (else 400), image URLs http(s), conditionals nested at
+    /// most 4 deep.
+    #[schemars(schema_with = "body::config_schema")]
     pub config: Value,
-    /// Index to insert at (0 = first); without it, last.
-    #[serde(default)]
-    #[schemars(range(min = 0, max = 100))]
+    /// Index to insert at (0 = first), at most the number of blocks the pin has (else
+    /// 400); without it, last. A pin has at most 100 blocks (else 400).
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_BLOCKS - 1))]
     pub position: Option<i64>,
 }
 
-/// `PUT`/`PATCH /pins/{id}/blocks/{blockId}` body: only the fields sent change (`config`
-/// replaces the config; a new `block_type` needs a config valid for it; `position` moves
-/// the block).
+/// `PUT`/`PATCH /pins/{id}/blocks/{blockId}` body: only the fields sent change, at least
+/// one (`config` replaces the config; a new `block_type` needs a config valid for it, sent
+/// or stored; `position` moves the block, to at most the last index).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = non_empty)]
 pub struct UpdateBlockBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "BlockType")]
     pub block_type: Option<BlockType>,
-    #[serde(default)]
-    #[schemars(schema_with = "optional_object")]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(schema_with = "body::config_schema")]
     pub config: Option<Value>,
-    #[serde(default)]
-    #[schemars(range(min = 0, max = 99))]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "i64", range(min = 0, max = MAX_BLOCKS - 1))]
     pub position: Option<i64>,
 }
 
@@ -56,16 +65,13 @@ pub struct UpdateBlockBody {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OrderBody {
-    /// Every block of the pin, exactly once, in the new order.
+    /// Every block of the pin, exactly once, in the new order (else 400).
+    #[schemars(length(max = MAX_BLOCKS), extend("uniqueItems" = true))]
     pub block_ids: Vec<String>,
 }
 
 fn object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": "object"})
-}
-
-fn optional_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": ["object", "null"]})
 }
 
 /// The block record (CONTRACT.md 7).

@@ -12,7 +12,7 @@ use crate::{
     clock,
     error::{Error, Result},
     pinboards::DESCRIPTION_CHARS,
-    pins::nullable,
+    pins::{any_value, non_empty, nullable, present},
     store::Dataset,
 };
 
@@ -51,23 +51,34 @@ impl Format {
 /// `POST /datasets` body.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = serde_json::json!({"name": "sales", "format": "json", "data": {"total": 1250, "regions": [{"name": "EU", "total": 700}]}}))]
+#[schemars(
+    example = serde_json::json!({"name": "sales", "format": "json", "data": {"total": 1250, "regions": [{"name": "EU", "total": 700}]}}),
+    transform = markdown_is_text
+)]
 pub struct CreateDatasetBody {
-    /// Unique in the workspace; what templates name (`{{sales.total}}`).
-    #[schemars(regex(pattern = "^[a-z0-9_]{1,64}$"))]
+    /// Unique in the workspace (409 otherwise); what templates name (`{{sales.total}}`).
+    #[schemars(regex(pattern = NAME_PATTERN))]
     pub name: String,
     pub format: Format,
-    /// Any JSON value for `json`; a string for `markdown`. At most 1 MiB serialised.
+    /// Any JSON value for `json`; a string for `markdown`. At most 1 MiB serialised (else
+    /// 400).
     #[schemars(schema_with = "any_value")]
     pub data: Value,
     #[serde(default)]
-    #[schemars(length(max = 2000))]
+    #[schemars(length(max = DESCRIPTION_CHARS))]
     pub description: Option<String>,
 }
 
-/// Any JSON value: the schema `{}`.
-fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({})
+/// A create body of format `markdown` carries its text as a string `data`.
+fn markdown_is_text(schema: &mut schemars::Schema) {
+    schema.insert(
+        "if".into(),
+        serde_json::json!({"properties": {"format": {"const": "markdown"}}, "required": ["format"]}),
+    );
+    schema.insert(
+        "then".into(),
+        serde_json::json!({"properties": {"data": {"type": "string"}}}),
+    );
 }
 
 /// `PUT`/`PATCH /datasets/{id}` body: only the fields sent change. With `PATCH`, `data` is
@@ -75,21 +86,29 @@ fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// `markdown` dataset's text. `description: null` clears the description.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = serde_json::json!({"data": {"total": 1300}}))]
+#[schemars(
+    example = serde_json::json!({"data": {"total": 1300}}),
+    transform = non_empty
+)]
 pub struct UpdateDatasetBody {
-    #[serde(default)]
-    #[schemars(regex(pattern = "^[a-z0-9_]{1,64}$"))]
+    /// Unique in the workspace (409 otherwise).
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = NAME_PATTERN))]
     pub name: Option<String>,
-    #[serde(default)]
+    /// A new format needs `data` of that format (else 400).
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "Format")]
     pub format: Option<Format>,
+    /// A string for a `markdown` dataset (else 400); at most 1 MiB serialised.
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(schema_with = "any_value")]
     pub data: Option<Option<Value>>,
     #[serde(default, deserialize_with = "nullable")]
-    #[schemars(with = "Option<String>", length(max = 2000))]
+    #[schemars(with = "Option<String>", length(max = DESCRIPTION_CHARS))]
     pub description: Option<Option<String>>,
 }
 
+/// Whether `name` matches [`NAME_PATTERN`].
 fn check_name(name: &str) -> Result<()> {
     let ok = (1..=64).contains(&name.len())
         && name

@@ -17,9 +17,13 @@ use crate::{
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddBody {
-    /// A user id (`usr-...`) or the email of exactly one user.
+    /// A user id (`usr-...`) or the email of exactly one user, who has signed in once
+    /// (404 otherwise).
+    #[schemars(length(min = 1))]
     pub user: String,
-    /// `owner`, `editor`, `viewer` or a custom role of the board's workspace.
+    /// `owner`, `editor`, `viewer` or a custom role of the board's workspace (400 for
+    /// another name).
+    #[schemars(regex(pattern = roles::NAME_PATTERN))]
     pub role: String,
 }
 
@@ -27,6 +31,9 @@ pub struct AddBody {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RoleBody {
+    /// `owner`, `editor`, `viewer` or a custom role of the board's workspace (400 for
+    /// another name).
+    #[schemars(regex(pattern = roles::NAME_PATTERN))]
     pub role: String,
 }
 

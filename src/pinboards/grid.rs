@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::{
     error::{Error, Result},
+    pins::non_null,
     store::{Placement, Position},
 };
 
@@ -21,17 +22,18 @@ pub const DEFAULT_H: i64 = 2;
 pub const MAX_PLACEMENTS: usize = 200;
 
 /// A `position` as sent: any of `x`, `y`, `w`, `h`, each already range-checked. A pin
-/// must also fit the grid: `x + w <= 12`.
+/// must also fit the grid: `x + w <= 12` (else 400), and not overlap a placed pin (else
+/// 409).
 #[derive(Debug, Clone, Copy, Default, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PositionInput {
-    #[schemars(range(min = 0, max = COLUMNS - 1))]
+    #[schemars(range(min = 0, max = COLUMNS - 1), transform = non_null)]
     x: Option<i64>,
-    #[schemars(range(min = 0, max = MAX_Y))]
+    #[schemars(range(min = 0, max = MAX_Y), transform = non_null)]
     y: Option<i64>,
-    #[schemars(range(min = 1, max = COLUMNS))]
+    #[schemars(range(min = 1, max = COLUMNS), transform = non_null)]
     w: Option<i64>,
-    #[schemars(range(min = 1, max = MAX_H))]
+    #[schemars(range(min = 1, max = MAX_H), transform = non_null)]
     h: Option<i64>,
 }
 

@@ -16,7 +16,10 @@ use crate::{
     clock,
     config::Limits,
     error::{Error, Result},
-    pins::{check_tags, nullable, shareable_url, PinRecord},
+    pins::{
+        check_tags, is_blank, non_empty, nullable, present, shareable_url, PinRecord, NOT_BLANK,
+        TAGS, TAG_CHARS, TITLE_CHARS,
+    },
     store::{Pinboard, PlacedPin, Position, Sharing},
 };
 
@@ -28,12 +31,17 @@ pub const DESCRIPTION_CHARS: usize = 2000;
 #[serde(deny_unknown_fields)]
 #[schemars(example = serde_json::json!({"title": "Operations", "description": "Nightly jobs", "tags": ["ops"]}))]
 pub struct CreateBoardBody {
+    /// Not only spaces, tabs and line breaks.
+    #[schemars(length(min = 1, max = TITLE_CHARS), regex(pattern = NOT_BLANK))]
     pub title: String,
     #[serde(default)]
+    #[schemars(length(max = DESCRIPTION_CHARS))]
     pub description: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = TAGS), inner(length(min = 1, max = TAG_CHARS)))]
     pub tags: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
 }
 
@@ -41,20 +49,30 @@ pub struct CreateBoardBody {
 /// clears the description, `tags: null` empties the tags.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = non_empty)]
 pub struct UpdateBoardBody {
+    /// Not only spaces, tabs and line breaks (a pinboard always has a title).
     #[serde(default, deserialize_with = "nullable")]
+    #[schemars(
+        with = "String",
+        length(min = 1, max = TITLE_CHARS),
+        regex(pattern = NOT_BLANK)
+    )]
     pub title: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[schemars(length(max = DESCRIPTION_CHARS))]
     pub description: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[schemars(length(max = TAGS), inner(length(min = 1, max = TAG_CHARS)))]
     pub tags: Option<Option<Vec<String>>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
 }
 
 fn check_title(title: &str, limits: &Limits) -> Result<()> {
     let chars = title.chars().count();
-    if title.trim().is_empty() || chars > limits.title_chars {
+    if is_blank(title) || chars > limits.title_chars {
         return Err(Error::validation(
             "title",
             format!("1 to {} characters, not all blank", limits.title_chars),

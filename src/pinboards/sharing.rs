@@ -11,23 +11,29 @@ use crate::{
     clock,
     error::{Error, Result},
     pins::{
+        non_empty,
         ops::{to_data, Data},
-        shareable_url,
+        present, shareable_url,
     },
     store::Sharing,
 };
 
-/// `PUT .../share` body: only the supplied settings change.
+/// `PUT .../share` body: only the supplied settings change (at least one).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = non_empty)]
 pub struct ShareBody {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub allow_edit: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub require_sign_in: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub allow_comments: Option<bool>,
 }
 

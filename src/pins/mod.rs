@@ -26,6 +26,64 @@ pub fn create_example() -> Value {
     })
 }
 
+/// Longest pin or pinboard title, in characters: the default of `limits.title_chars`.
+/// Each bound of a configurable limit below is the default the API description states;
+/// a server configured otherwise describes its own (`api::openapi`).
+pub const TITLE_CHARS: usize = 200;
+/// Most tags on a pin or board: the default of `limits.tags`.
+pub const TAGS: usize = 20;
+/// Longest tag, in characters: the default of `limits.tag_chars`.
+pub const TAG_CHARS: usize = 64;
+/// Most items in one batch: the default of `limits.batch_items`.
+pub const BATCH_ITEMS: usize = 100;
+/// Longest `run_id`, `updated_by` and `trace_pin_id` of a provenance, in characters.
+pub const PROVENANCE_CHARS: usize = 200;
+/// Most `sources` of a provenance.
+pub const SOURCES: usize = 50;
+/// Longest source `type`, in characters (at least 1).
+pub const SOURCE_TYPE_CHARS: usize = 64;
+/// Longest source `ref`, in characters.
+pub const SOURCE_REF_CHARS: usize = 2000;
+/// A name or title that must not be blank holds a character other than a space, tab or
+/// line break ([`is_blank`]); as a schema `pattern` (which matches anywhere in the text).
+pub const NOT_BLANK: &str = "[^ \\t\\n\\r]";
+
+/// Whether `text` is only spaces, tabs and line breaks (what [`NOT_BLANK`] refuses).
+pub fn is_blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// `pin_layout`: `WxH`, each from 1 to 4.
+pub const LAYOUT_PATTERN: &str = "^[1-4]x[1-4]$";
+
+/// Any JSON value: the schema `{}` (which many OpenAPI tools read where they refuse `true`).
+pub(crate) fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({})
+}
+
+/// An optional field that, when sent, must be a value: `null` is refused (for fields where
+/// it would mean nothing, so a body of nulls can't pass for a change).
+pub(crate) fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// The schema of an optional value that can't be `null`: `null` left out of its types.
+pub(crate) fn non_null(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(types)) = schema.remove("type") {
+        let mut types: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+        let kind = match types.len() {
+            1 => types.remove(0),
+            _ => Value::Array(types),
+        };
+        schema.insert("type".into(), kind);
+    }
+}
+
 /// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
 pub(crate) fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
 where
@@ -43,68 +101,92 @@ where
 pub struct CreateBody {
     #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: String,
-    /// The configuration (shape A). Exactly one of `pin_config`, `content` and
-    /// `metadata.pin_config` is required; the same value in several is accepted.
-    #[serde(default)]
+    /// The configuration (shape A), valid for `pin_type` (else 400 `PIN_CONFIG_INVALID`).
+    /// One of `pin_config`, `content` and `metadata.pin_config` is required; when several
+    /// are sent they must be the same value (else 400).
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
-    /// The configuration (shape B).
-    #[serde(default)]
+    /// The configuration (shape B); see `pin_config`.
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::config_schema")]
     pub content: Option<Value>,
     /// Shape B marker: `pin-card`.
-    #[serde(default)]
-    #[schemars(extend("const" = "pin-card"))]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", extend("const" = "pin-card"))]
     pub data_type: Option<String>,
     /// Grid size `WxH`, each 1 to 4 (default `1x1`).
-    #[serde(default)]
-    #[schemars(regex(pattern = r"^[1-4]x[1-4]$"))]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = LAYOUT_PATTERN))]
     pub pin_layout: Option<String>,
-    #[serde(default)]
+    /// Also accepted as `metadata.is_public`; when both are sent they must agree (else 400).
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "MetadataBody")]
     pub metadata: Option<MetadataBody>,
 }
 
 /// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = serde_json::json!({"metadata": {"title": "Revenue (EU)"}, "pin_layout": "2x1"}))]
+#[schemars(
+    example = serde_json::json!({"metadata": {"title": "Revenue (EU)"}, "pin_layout": "2x1"}),
+    extend("minProperties" = 1)
+)]
 pub struct UpdateBody {
-    #[serde(default)]
+    /// A new type needs a configuration valid for it (sent here, or the stored one);
+    /// without `pin_type`, a configuration must be valid for the pin's current type (else
+    /// 400 `PIN_CONFIG_INVALID`).
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: Option<String>,
-    #[serde(default)]
+    /// The new configuration. Also accepted as `content` or `metadata.pin_config`; when
+    /// several are sent they must be the same value (else 400).
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::config_schema")]
     pub content: Option<Value>,
-    #[serde(default)]
-    #[schemars(regex(pattern = r"^[1-4]x[1-4]$"))]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = LAYOUT_PATTERN))]
     pub pin_layout: Option<String>,
-    #[serde(default)]
+    /// Also accepted as `metadata.is_public`; when both are sent they must agree (else 400).
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "MetadataBody", transform = non_empty)]
     pub metadata: Option<MetadataBody>,
 }
 
-/// `metadata` of a create or update. `title: null` clears the title, `provenance: null`
-/// clears provenance.
+/// `metadata` of a create or update. `title: null` clears the title, `tags: null` the
+/// tags, `provenance: null` the provenance.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataBody {
     #[serde(default, deserialize_with = "nullable")]
+    #[schemars(length(max = TITLE_CHARS))]
     pub title: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[schemars(length(max = TAGS), inner(length(min = 1, max = TAG_CHARS)))]
     pub tags: Option<Option<Vec<String>>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "bool")]
     pub is_public: Option<bool>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     #[schemars(schema_with = "pin_types::config_schema")]
     pub pin_config: Option<Value>,
     #[serde(default, deserialize_with = "nullable")]
     pub provenance: Option<Option<Provenance>>,
+}
+
+/// An object schema that needs at least one member: a body of an update that changes
+/// nothing is refused.
+pub(crate) fn non_empty(schema: &mut schemars::Schema) {
+    schema.insert("minProperties".into(), 1.into());
 }
 
 /// Run/source audit data attached to a pin.
@@ -112,21 +194,30 @@ pub struct MetadataBody {
 #[serde(deny_unknown_fields)]
 pub struct Provenance {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = PROVENANCE_CHARS))]
     pub run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = PROVENANCE_CHARS))]
     pub updated_by: Option<String>,
+    /// A pin id (`p-...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = PROVENANCE_CHARS), regex(pattern = "^p-"))]
     pub trace_pin_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = SOURCES))]
     pub sources: Option<Vec<Source>>,
 }
 
+/// Where a pin's data came from. A `url` source's `ref` is an absolute http(s) URL (else
+/// 400).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
     #[serde(rename = "type")]
+    #[schemars(length(min = 1, max = SOURCE_TYPE_CHARS))]
     pub kind: String,
     #[serde(rename = "ref")]
+    #[schemars(length(max = SOURCE_REF_CHARS))]
     pub reference: String,
 }
 
@@ -139,10 +230,13 @@ impl Provenance {
             ("trace_pin_id", &self.trace_pin_id),
         ];
         for (name, text) in texts {
-            if text.as_ref().is_some_and(|t| t.chars().count() > 200) {
+            if text
+                .as_ref()
+                .is_some_and(|t| t.chars().count() > PROVENANCE_CHARS)
+            {
                 return Err(Error::validation(
                     format!("{field}.{name}"),
-                    "at most 200 characters",
+                    format!("at most {PROVENANCE_CHARS} characters"),
                 ));
             }
         }
@@ -157,23 +251,24 @@ impl Provenance {
             ));
         }
         let sources = self.sources.as_deref().unwrap_or_default();
-        if sources.len() > 50 {
+        if sources.len() > SOURCES {
             return Err(Error::validation(
                 format!("{field}.sources"),
-                "at most 50 sources",
+                format!("at most {SOURCES} sources"),
             ));
         }
         for (i, source) in sources.iter().enumerate() {
-            if source.kind.is_empty() || source.kind.len() > 64 {
+            let chars = source.kind.chars().count();
+            if chars == 0 || chars > SOURCE_TYPE_CHARS {
                 return Err(Error::validation(
                     format!("{field}.sources[{i}].type"),
-                    "1 to 64 characters",
+                    format!("1 to {SOURCE_TYPE_CHARS} characters"),
                 ));
             }
-            if source.reference.chars().count() > 2000 {
+            if source.reference.chars().count() > SOURCE_REF_CHARS {
                 return Err(Error::validation(
                     format!("{field}.sources[{i}].ref"),
-                    "at most 2000 characters",
+                    format!("at most {SOURCE_REF_CHARS} characters"),
                 ));
             }
             if source.kind == "url" && !is_web_url(&source.reference) {

@@ -9,7 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{value::RawValue, Value};
 use sha2::{Digest, Sha256};
 
-use super::{records::Record, rendered, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin};
+use super::{
+    records::Record, rendered, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
+    BATCH_ITEMS,
+};
 use crate::{
     app::AppState,
     auth::Principal,
@@ -35,7 +38,10 @@ pub struct IdempotencyKey {
 }
 
 impl IdempotencyKey {
-    /// Accepts 1 to 255 visible ASCII characters.
+    /// What a key may be: 1 to 255 visible ASCII characters (the header's schema).
+    pub const PATTERN: &'static str = "^[!-~]{1,255}$";
+
+    /// Accepts 1 to 255 visible ASCII characters ([`Self::PATTERN`]).
     pub fn new(key: &str, operation: &str, body: &[u8]) -> Result<Self> {
         if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
             return Err(Error::validation(
@@ -164,7 +170,7 @@ pub async fn create(
 #[schemars(example = serde_json::json!({"pins": [super::create_example()]}))]
 pub struct BatchCreateBody {
     /// 1 to `limits.batch_items` (default 100) pin create bodies, stored all or none.
-    #[schemars(with = "Vec<CreateBody>")]
+    #[schemars(with = "Vec<CreateBody>", length(min = 1, max = BATCH_ITEMS))]
     pub pins: Vec<Value>,
 }
 
@@ -230,7 +236,8 @@ pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> R
 pub struct RenderParams {
     /// `true` resolves `{{dataset.path}}` templates and adds the evaluated `blocks` and
     /// `render.warnings` to each record.
-    #[schemars(with = "Option<bool>")]
+    #[serde(default)]
+    #[schemars(with = "bool")]
     pub render: Option<String>,
 }
 
@@ -247,6 +254,7 @@ pub fn render_flag(render: Option<&str>) -> Result<bool> {
 #[serde(deny_unknown_fields)]
 pub struct BatchGetBody {
     /// 1 to `limits.batch_items` (default 100) pin ids.
+    #[schemars(length(min = 1, max = BATCH_ITEMS))]
     pub pin_ids: Vec<String>,
 }
 
@@ -290,22 +298,32 @@ pub async fn get_batch(
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListParams {
     /// Page size, 1 to 200 (default 50).
-    #[schemars(with = "Option<u8>", range(min = 1, max = 200))]
+    #[serde(default)]
+    #[schemars(with = "u8", range(min = 1, max = PAGE_MAX))]
     pub limit: Option<String>,
     /// `pagination.next_cursor` of the previous page.
+    #[serde(default)]
+    #[schemars(with = "String", regex(pattern = CURSOR_PATTERN))]
     pub cursor: Option<String>,
     /// Only pins of this type.
+    #[serde(default)]
     #[schemars(schema_with = "crate::pin_types::pin_type_schema")]
     pub pin_type: Option<String>,
     /// Only pins carrying this tag.
+    #[serde(default)]
+    #[schemars(with = "String")]
     pub tag: Option<String>,
     /// Only pins updated at or after this instant (RFC 3339).
-    #[schemars(extend("format" = "date-time"))]
+    #[serde(default)]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub updated_since: Option<String>,
     /// Only pins placed on this pinboard (404 when there is no such board).
+    #[serde(default)]
+    #[schemars(with = "String")]
     pub pinboard_id: Option<String>,
     /// `true` resolves templates and adds the evaluated `blocks` and `render.warnings`.
-    #[schemars(with = "Option<bool>")]
+    #[serde(default)]
+    #[schemars(with = "bool")]
     pub render: Option<String>,
 }
 
@@ -313,9 +331,12 @@ pub struct ListParams {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct PageParams {
     /// Page size, 1 to 200 (default 50).
-    #[schemars(with = "Option<u8>", range(min = 1, max = 200))]
+    #[serde(default)]
+    #[schemars(with = "u8", range(min = 1, max = PAGE_MAX))]
     pub limit: Option<String>,
     /// `pagination.next_cursor` of the previous page.
+    #[serde(default)]
+    #[schemars(with = "String", regex(pattern = CURSOR_PATTERN))]
     pub cursor: Option<String>,
 }
 
@@ -327,16 +348,39 @@ pub struct Pagination {
     pub has_more: bool,
 }
 
+/// Text without U+0000, which no request may carry anywhere (the description says so once;
+/// this states it where generators draw distinct values without their usual alphabet).
+const NO_NUL: &str = "^[^\\x00]*$";
+
+/// Largest page of a list.
+pub const PAGE_MAX: i64 = 200;
+/// Page size of a list without `limit`.
+const PAGE_DEFAULT: i64 = 50;
+
 pub(crate) fn page_limit(limit: Option<&str>) -> Result<i64> {
     match limit {
-        None => Ok(50),
+        None => Ok(PAGE_DEFAULT),
         Some(text) => text
             .parse::<i64>()
             .ok()
-            .filter(|n| (1..=200).contains(n))
-            .ok_or_else(|| Error::validation("limit", "an integer from 1 to 200")),
+            .filter(|n| (1..=PAGE_MAX).contains(n))
+            .ok_or_else(|| Error::validation("limit", format!("an integer from 1 to {PAGE_MAX}"))),
     }
 }
+
+/// Most digits of a cursor's position (so it always fits an i64).
+const CURSOR_DIGITS: usize = 18;
+
+/// Every cursor [`decode_cursor`] accepts, and no other: `c1.` and 1 to 18 digits, in
+/// URL-safe base64 without padding. `c1.` is `YzEu`; each 3 digits are 4 characters (the
+/// first digit gives `M`/`N`/`O`, ...), a last 1 or 2 digits 2 or 3 characters.
+pub const CURSOR_PATTERN: &str = concat!(
+    "^YzEu(?:",
+    "(?:(?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){1,6}",
+    "|(?:(?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){0,5}",
+    "(?:[MN][AQgw]|O[AQ]|(?:[MN][DTjz]|O[DT])[AEIMQUYcgk])",
+    ")$"
+);
 
 /// Cursors are opaque to clients: `c1.<position>` in URL-safe base64.
 fn encode_cursor(position: i64) -> String {
@@ -350,7 +394,12 @@ pub(crate) fn decode_cursor(cursor: &str) -> Result<i64> {
         .decode(cursor)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| text.strip_prefix("c1.")?.parse().ok())
+        .and_then(|text| {
+            let digits = text.strip_prefix("c1.")?;
+            let ok = (1..=CURSOR_DIGITS).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_digit());
+            digits.parse().ok().filter(|_| ok)
+        })
         .ok_or_else(|| Error::validation("cursor", "a cursor returned by a previous page"))
 }
 
@@ -552,13 +601,14 @@ fn without_index(e: Error) -> Error {
 #[serde(deny_unknown_fields)]
 pub struct BatchUpdateBody {
     /// 1 to `limits.batch_items` (default 100) updates, applied all or none.
-    #[schemars(with = "Vec<BatchUpdateItem>")]
+    #[schemars(with = "Vec<BatchUpdateItem>", length(min = 1, max = BATCH_ITEMS))]
     pub pins: Vec<Value>,
 }
 
-/// One item of a batch update: the pin's `id` and the fields of an update body.
+/// One item of a batch update: the pin's `id` (each at most once in a batch, else 400)
+/// and at least one field of an update body.
 #[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
+#[schemars(deny_unknown_fields, extend("minProperties" = 2))]
 pub struct BatchUpdateItem {
     pub id: String,
     #[serde(flatten)]
@@ -671,6 +721,11 @@ pub async fn delete(
 #[serde(deny_unknown_fields)]
 pub struct BatchDeleteBody {
     /// 1 to `limits.batch_items` (default 100) distinct pin ids, deleted all or none.
+    #[schemars(
+        length(min = 1, max = BATCH_ITEMS),
+        extend("uniqueItems" = true),
+        inner(regex(pattern = NO_NUL))
+    )]
     pub pin_ids: Vec<String>,
 }
 

@@ -12,7 +12,7 @@ use crate::{
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// The operations SPEC.md 4 and CONTRACT.md 1-6 promise, as `METHOD /path`.
-const CONTRACT_ROUTES: [&str; 38] = [
+const CONTRACT_ROUTES: [&str; 50] = [
     "GET /v1/events",
     "GET /v1/pins",
     "POST /v1/pins",
@@ -51,6 +51,34 @@ const CONTRACT_ROUTES: [&str; 38] = [
     "GET /v1/openapi.json",
     "GET /share/{id}",
     "GET /healthz",
+    "GET /v1/datasets",
+    "POST /v1/datasets",
+    "GET /v1/datasets/{id}",
+    "PUT /v1/datasets/{id}",
+    "PATCH /v1/datasets/{id}",
+    "DELETE /v1/datasets/{id}",
+    "GET /v1/pins/{id}/blocks",
+    "POST /v1/pins/{id}/blocks",
+    "PUT /v1/pins/{id}/blocks/order",
+    "GET /v1/pins/{id}/blocks/{block_id}",
+    "PUT /v1/pins/{id}/blocks/{block_id}",
+    "DELETE /v1/pins/{id}/blocks/{block_id}",
+];
+
+/// Operation ids clients are generated with: stable names, checked so none changes unseen.
+const OPERATION_IDS: [(&str, &str); 12] = [
+    ("POST /v1/pins", "createPin"),
+    ("GET /v1/pins/{id}", "getPin"),
+    ("GET /v1/pins", "listPins"),
+    ("POST /v1/pins/batch", "createPins"),
+    ("PATCH /v1/pins/{id}", "patchPin"),
+    ("POST /v1/pinboards", "createPinboard"),
+    ("GET /v1/pinboards/{id}", "getPinboard"),
+    ("POST /v1/pinboards/{id}/pins", "placePin"),
+    ("POST /v1/datasets", "createDataset"),
+    ("POST /v1/pins/{id}/blocks", "createBlock"),
+    ("POST /v1/api-keys", "createApiKey"),
+    ("GET /v1/pin-types", "listPinTypes"),
 ];
 
 async fn document(app: &TestApp) -> Value {
@@ -215,6 +243,244 @@ both_stores! {
         let health = app.send(app.client.get(format!("{}/readyz", app.base))).await.expect(200);
         check(&health, "get", "/readyz");
     }
+}
+
+#[tokio::test]
+async fn every_operation_has_a_stable_operation_id() {
+    let app = TestApp::sqlite().await;
+    let doc = document(&app).await;
+    let mut seen = std::collections::HashSet::new();
+    for (method, path) in operations(&doc) {
+        let id = doc["paths"][&path][method.to_lowercase()]["operationId"].as_str();
+        let id = id.unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+        assert!(seen.insert(id.to_owned()), "operationId {id} is used twice");
+        assert!(
+            id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id} is camelCase"
+        );
+    }
+    for (route, id) in OPERATION_IDS {
+        let (method, path) = route.split_once(' ').expect("route");
+        assert_eq!(
+            doc["paths"][path][method.to_lowercase()]["operationId"],
+            json!(id),
+            "{route}"
+        );
+    }
+}
+
+/// Every place a schema goes, in the document.
+fn schemas(value: &Value, found: &mut Vec<Value>) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                match key.as_str() {
+                    "schema" | "items" | "not" | "if" | "then" | "else" => found.push(item.clone()),
+                    "properties" | "$defs" | "schemas" => found.extend(
+                        item.as_object()
+                            .into_iter()
+                            .flat_map(|m| m.values().cloned()),
+                    ),
+                    "anyOf" | "oneOf" | "allOf" => {
+                        found.extend(item.as_array().into_iter().flatten().cloned())
+                    }
+                    _ => {}
+                }
+                schemas(item, found);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| schemas(item, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn generators_can_read_the_document() {
+    let app = TestApp::sqlite().await;
+    let doc = document(&app).await;
+    let mut found = Vec::new();
+    schemas(&doc, &mut found);
+    assert!(found.len() > 100, "schemas found: {}", found.len());
+    for schema in &found {
+        assert!(
+            schema.is_object(),
+            "a schema that is not an object (`{{}}` for any value): {schema}"
+        );
+    }
+    for (method, path) in operations(&doc) {
+        let operation = &doc["paths"][&path][method.to_lowercase()];
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            if parameter["in"] != "path" {
+                assert_ne!(
+                    parameter["required"],
+                    json!(true),
+                    "{method} {path}: {parameter} is optional"
+                );
+                let kind = &parameter["schema"]["type"];
+                assert!(
+                    kind.is_string(),
+                    "{method} {path}: {} has one type, not null",
+                    parameter["name"]
+                );
+            }
+        }
+    }
+}
+
+/// The schema at `pointer` of the document (under `/components/schemas/`).
+fn bound(doc: &Value, pointer: &str) -> usize {
+    let value = doc.pointer(&format!("/components/schemas/{pointer}"));
+    let value = value
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no bound at {pointer}"));
+    usize::try_from(value).expect("bound")
+}
+
+fn text(chars: usize) -> String {
+    "é".repeat(chars)
+}
+
+/// Each bound the description states is the one the server enforces: a value at the bound
+/// passes, one past it is refused, and the default equals the validator's constant.
+async fn check_bounds(app: &TestApp, doc: &Value) {
+    let title = bound(doc, "MetadataBody/properties/title/maxLength");
+    let pin = |title: String| json!({"pin_type": "markdown", "pin_config": {"text": "x"}, "metadata": {"title": title}});
+    app.post("/v1/pins", &pin(text(title))).await.expect(200);
+    app.post("/v1/pins", &pin(text(title + 1)))
+        .await
+        .expect_error(400, "VALIDATION_FAILED", Some("metadata.title"));
+    let board_title = bound(doc, "CreateBoardBody/properties/title/maxLength");
+    assert_eq!(board_title, title);
+    app.post("/v1/pinboards", &json!({"title": text(title)}))
+        .await
+        .expect(200);
+    app.post("/v1/pinboards", &json!({"title": text(title + 1)}))
+        .await
+        .expect(400);
+    app.post("/v1/pinboards", &json!({"title": " \t"}))
+        .await
+        .expect(400);
+    let tags = bound(doc, "MetadataBody/properties/tags/maxItems");
+    let tag = bound(doc, "MetadataBody/properties/tags/items/maxLength");
+    let tagged = |tags: Vec<String>| json!({"pin_type": "markdown", "pin_config": {"text": "x"}, "metadata": {"tags": tags}});
+    app.post("/v1/pins", &tagged(vec![text(tag); tags]))
+        .await
+        .expect(200);
+    app.post("/v1/pins", &tagged(vec![text(tag + 1)]))
+        .await
+        .expect(400);
+    app.post("/v1/pins", &tagged(vec!["a".into(); tags + 1]))
+        .await
+        .expect(400);
+    app.post("/v1/pins", &tagged(vec![String::new()]))
+        .await
+        .expect(400);
+    let batch = bound(doc, "BatchGetBody/properties/pin_ids/maxItems");
+    assert_eq!(bound(doc, "BatchGetBody/properties/pin_ids/minItems"), 1);
+    let ids = |n: usize| json!({"pin_ids": (0..n).map(|i| format!("p-{i}")).collect::<Vec<_>>()});
+    app.post("/v1/pins/batch/get", &ids(batch))
+        .await
+        .expect(200);
+    app.post("/v1/pins/batch/get", &ids(batch + 1))
+        .await
+        .expect(400);
+    app.post("/v1/pins/batch/get", &ids(0)).await.expect(400);
+    for (list, max) in [
+        ("BatchCreateBody/properties/pins", batch),
+        ("BatchUpdateBody/properties/pins", batch),
+        ("BatchDeleteBody/properties/pin_ids", batch),
+    ] {
+        assert_eq!(bound(doc, &format!("{list}/maxItems")), max, "{list}");
+    }
+}
+
+both_stores! {
+    async fn schema_bounds_are_the_validators_bounds(app) {
+        let doc = document(&app).await;
+        check_bounds(&app, &doc).await;
+        // The defaults are the validators' constants.
+        assert_eq!(bound(&doc, "MetadataBody/properties/title/maxLength"), corkboard::pins::TITLE_CHARS);
+        assert_eq!(bound(&doc, "MetadataBody/properties/tags/maxItems"), corkboard::pins::TAGS);
+        assert_eq!(bound(&doc, "MetadataBody/properties/tags/items/maxLength"), corkboard::pins::TAG_CHARS);
+        assert_eq!(bound(&doc, "BatchCreateBody/properties/pins/maxItems"), corkboard::pins::BATCH_ITEMS);
+        let settings = corkboard::config::Settings::with_overrides(&[]).expect("defaults");
+        assert_eq!(settings.limits.title_chars, corkboard::pins::TITLE_CHARS);
+        assert_eq!(settings.limits.tags, corkboard::pins::TAGS);
+        assert_eq!(settings.limits.tag_chars, corkboard::pins::TAG_CHARS);
+        assert_eq!(settings.limits.batch_items, corkboard::pins::BATCH_ITEMS);
+
+        // Fixed bounds, each at and past its limit.
+        let page = bound(&doc, "PageParams/properties/limit/maximum");
+        app.get(&format!("/v1/pinboards?limit={page}")).await.expect(200);
+        app.get(&format!("/v1/pinboards?limit={}", page + 1)).await.expect(400);
+        let y = bound(&doc, "PositionInput/properties/y/maximum");
+        let pin = app.create_pin(&stat_cards("p")).await;
+        let board = app.post("/v1/pinboards", &json!({"title": "b"})).await.expect(200);
+        let board = board.data()["id"].as_str().expect("id").to_owned();
+        let place = |y: usize| json!({"pin_id": pin["id"], "position": {"x": 0, "y": y}});
+        app.post(&format!("/v1/pinboards/{board}/pins"), &place(y + 1)).await.expect(400);
+        app.post(&format!("/v1/pinboards/{board}/pins"), &place(y)).await.expect(200);
+        let description = bound(&doc, "CreateDatasetBody/properties/description/maxLength");
+        let dataset = |name: &str, chars: usize| json!({"name": name, "format": "json", "data": 1, "description": text(chars)});
+        app.post("/v1/datasets", &dataset("a", description)).await.expect(200);
+        app.post("/v1/datasets", &dataset("b", description + 1)).await.expect(400);
+        let name = bound(&doc, "CreateKeyBody/properties/name/maxLength");
+        let key = |chars: usize| json!({"name": text(chars), "scopes": ["pins:read"]});
+        app.post("/v1/api-keys", &key(name)).await.expect(200);
+        app.post("/v1/api-keys", &key(name + 1)).await.expect(400);
+        app.post("/v1/api-keys", &json!({"name": "k", "scopes": []})).await.expect(400);
+        for body in ["ShareBody", "UpdateBoardBody", "UpdateDatasetBody", "UpdateBlockBody", "UpdateBody"] {
+            assert_eq!(bound(&doc, &format!("{body}/minProperties")), 1, "{body}");
+        }
+        app.put(&format!("/v1/pinboards/{board}/share"), &json!({})).await.expect(400);
+        app.put(&format!("/v1/pinboards/{board}/share"), &json!({"is_public": null})).await.expect(400);
+
+        // A cursor the server hands out matches the documented pattern; others don't pass.
+        for _ in 0..3 {
+            app.post("/v1/pinboards", &json!({"title": "more"})).await.expect(200);
+        }
+        let page = app.get("/v1/pinboards?limit=1").await.expect(200);
+        let cursor = page.body["pagination"]["next_cursor"].as_str().expect("cursor").to_owned();
+        let pattern = doc.pointer("/components/schemas/PageParams/properties/cursor").expect("cursor").clone();
+        let validator = jsonschema::validator_for(&pattern).expect("pattern");
+        assert!(validator.is_valid(&json!(cursor)), "{cursor}");
+        for refused in ["", "0", "YzEu", "YzEuLTE"] {
+            assert!(!validator.is_valid(&json!(refused)), "{refused}");
+            app.get(&format!("/v1/pinboards?cursor={refused}")).await.expect(400);
+        }
+        app.get(&format!("/v1/pinboards?cursor={cursor}")).await.expect(200);
+    }
+}
+
+#[tokio::test]
+async fn a_server_with_other_limits_describes_them() {
+    let app = TestApp::sqlite_with(
+        "[limits]\ntitle_chars = 50\ntags = 3\ntag_chars = 10\nbatch_items = 7\n",
+    )
+    .await;
+    let doc = document(&app).await;
+    for (body, _) in [
+        ("MetadataBody", 0),
+        ("CreateBoardBody", 0),
+        ("UpdateBoardBody", 0),
+    ] {
+        assert_eq!(
+            bound(&doc, &format!("{body}/properties/title/maxLength")),
+            50,
+            "{body}"
+        );
+        assert_eq!(
+            bound(&doc, &format!("{body}/properties/tags/maxItems")),
+            3,
+            "{body}"
+        );
+        assert_eq!(
+            bound(&doc, &format!("{body}/properties/tags/items/maxLength")),
+            10,
+            "{body}"
+        );
+    }
+    check_bounds(&app, &doc).await;
 }
 
 /// Asserts that `res` is documented for the operation (status and content type) and that
