@@ -56,6 +56,8 @@ pub struct AppState {
     limiter_healthy: Arc<AtomicBool>,
     /// Checks ID tokens; `None` when sign-in with them is off.
     pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
+    /// Web sign-in; `None` when off (no client id).
+    pub(crate) oidc: Option<Arc<crate::auth::Oidc>>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
     /// Rendered pin records for the lists (see [`crate::pins::records`]).
     pub records: Arc<crate::pins::records::RecordCache>,
@@ -88,6 +90,12 @@ impl AppState {
             share_guard: Arc::default(),
             limiter_healthy: Arc::new(AtomicBool::new(true)),
             jwt: crate::auth::JwtVerifier::new(&settings.auth.jwt).map(Arc::new),
+            oidc: crate::auth::Oidc::new(
+                &settings.auth.oidc,
+                &settings.auth.jwt.issuer,
+                &settings.public_base(),
+            )
+            .map(Arc::new),
             store,
             public_base: settings.public_base().into(),
             settings: Arc::new(settings),

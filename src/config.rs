@@ -37,6 +37,8 @@ pub struct Settings {
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct AuthSettings {
     pub jwt: crate::auth::JwtSettings,
+    /// Web sign-in (CONTRACT.md 13).
+    pub oidc: crate::auth::OidcSettings,
 }
 
 /// Input limits, enforced before any deep work is done on a request.
@@ -122,6 +124,10 @@ impl Settings {
             ));
         }
         self.auth.jwt.check().map_err(ConfigError)?;
+        self.auth
+            .oidc
+            .check(&self.auth.jwt.issuer)
+            .map_err(ConfigError)?;
         if !self.public_url.is_empty() && url::Url::parse(&self.public_url).is_err() {
             return Err(ConfigError("public_url must be an absolute URL".into()));
         }
@@ -151,6 +157,7 @@ impl Settings {
         let mut shown = self.clone();
         shown.database_url = redact_url(&shown.database_url);
         shown.auth.jwt = shown.auth.jwt.redacted();
+        shown.auth.oidc = shown.auth.oidc.redacted();
         serde_json::to_string_pretty(&shown).unwrap_or_default()
     }
 }

@@ -23,6 +23,7 @@ pub mod pins;
 pub mod render;
 pub mod store;
 pub mod templates;
+pub mod web;
 
 pub use app::{router, serve, AppState};
 pub use config::Settings;

@@ -40,6 +40,9 @@ struct Claims {
     /// added by email, so an unverified one would let anyone claim someone else's address.
     #[serde(default)]
     email_verified: Option<bool>,
+    /// Web sign-in's replay check: the value sent in the authorization request.
+    #[serde(default)]
+    nonce: Option<String>,
     #[serde(flatten)]
     other: Map<String, Value>,
 }
@@ -88,13 +91,29 @@ impl JwtVerifier {
 
     /// The identity of a valid token; 401 `UNAUTHORIZED` for anything else.
     pub async fn verify(&self, token: &str) -> Result<Identity> {
-        self.check(token).await.map_err(|reason| {
+        let audience = self.settings.audience.clone();
+        Ok(self.verify_for(token, &[&audience]).await?.0)
+    }
+
+    /// What web sign-in checks (CONTRACT.md 13): the same checks as [`Self::verify`], with
+    /// the audience also being the web client's id; also the token's `nonce`, which the
+    /// caller compares with the one it sent.
+    pub async fn verify_for(
+        &self,
+        token: &str,
+        audiences: &[&str],
+    ) -> Result<(Identity, Option<String>)> {
+        self.check(token, audiences).await.map_err(|reason| {
             tracing::debug!(%reason, "ID token refused");
             Error::Unauthorized
         })
     }
 
-    async fn check(&self, token: &str) -> std::result::Result<Identity, String> {
+    async fn check(
+        &self,
+        token: &str,
+        audiences: &[&str],
+    ) -> std::result::Result<(Identity, Option<String>), String> {
         let header = decode_header(token).map_err(|e| e.to_string())?;
         if !self.algorithms.contains(&header.alg) {
             return Err(format!("algorithm {:?} is not configured", header.alg));
@@ -106,14 +125,14 @@ impl JwtVerifier {
         };
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.settings.issuer]);
-        validation.set_audience(&[&self.settings.audience]);
+        validation.set_audience(audiences);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.validate_nbf = true;
         validation.leeway = self.settings.leeway_secs;
         let claims = decode::<Claims>(token, &key, &validation)
             .map_err(|e| e.to_string())?
             .claims;
-        Ok(Identity {
+        let identity = Identity {
             workspace: self.claim(&claims, &self.settings.workspace_claim)?,
             role: self.claim(&claims, &self.settings.role_claim)?,
             email: claims
@@ -121,7 +140,8 @@ impl JwtVerifier {
                 .filter(|_| claims.email_verified == Some(true))
                 .map(|email| email.to_lowercase()),
             subject: claims.sub,
-        })
+        };
+        Ok((identity, claims.nonce))
     }
 
     /// A configured custom claim: absent is `None`, present must be a string.

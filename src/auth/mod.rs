@@ -8,6 +8,7 @@ mod jwt;
 mod jwt_settings;
 pub mod key_admin;
 mod keys;
+mod oidc;
 pub mod roles;
 mod users;
 
@@ -19,6 +20,8 @@ pub use extract::{
 };
 pub use jwt::{Identity, JwtVerifier};
 pub use jwt_settings::JwtSettings;
+pub use oidc::{Oidc, OidcSettings, Pending};
+pub(crate) use users::{sign_in, DEFAULT_WORKSPACE};
 pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
 
 use serde::{Deserialize, Serialize};

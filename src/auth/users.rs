@@ -9,7 +9,7 @@ use crate::{
 };
 
 /// Where tokens sign in when no workspace claim is configured.
-const DEFAULT_WORKSPACE: &str = "default";
+pub(crate) const DEFAULT_WORKSPACE: &str = "default";
 
 /// The principal of a verified identity. One read when nothing changed since the last
 /// request; a write when the user, their membership, email or claimed role is new.

@@ -13,7 +13,10 @@ mod svg;
 mod tables;
 mod text;
 
-pub use page::{board_page, not_found_page, pin_page, script_path, Page, View, LIVE_JS};
+pub use page::{
+    board_page, boards_page, not_found_page, pin_page, script_path, sign_in_failed_page,
+    with_account, Page, View, LIVE_JS,
+};
 
 use serde::de::DeserializeOwned;
 

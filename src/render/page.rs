@@ -66,6 +66,10 @@ color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:b
 .kiosk .pin{overflow:hidden;display:flex;flex-direction:column}.kiosk .pin>*{flex:none;min-height:0}\
 .kiosk .pin>.chart{flex:1 1 0;height:auto}\
 .kiosk .pin h2{font-size:1.25rem}.kiosk .figure{font-size:2.6rem}.kiosk #live{font-size:.9rem}\
+.account{max-width:1400px;margin:0 auto 12px;display:flex;gap:12px;align-items:center;justify-content:flex-end;font-size:.9rem;color:var(--muted)}\
+.account form{margin:0}.account button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg);cursor:pointer}\
+.kiosk .account{display:none}.boards{list-style:none;padding:0;margin:0;display:grid;gap:8px}\
+.boards li{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px 14px;display:flex;justify-content:space-between;gap:12px}\
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
 /// How a share page is shown: the viewer's choice of kiosk mode, and, for a page that
@@ -224,4 +228,63 @@ pub fn not_found_page() -> Page {
         false,
         &View::default(),
     )
+}
+
+/// The bar of a signed-in user's pages: who they are, their boards, and a sign-out button
+/// (a form posting to `/logout`, so the page's policy allows forms to this site).
+fn account_bar(name: &str) -> String {
+    format!(
+        "<nav class=\"account\"><span>{}</span><a href=\"/boards\">Boards</a>\
+         <form method=\"post\" action=\"/logout\"><button type=\"submit\">Sign out</button></form></nav>",
+        esc(name)
+    )
+}
+
+/// `page` as a signed-in user's page: their bar above it, forms allowed to this site.
+pub fn with_account(mut page: Page, name: &str) -> Page {
+    let bar = account_bar(name);
+    let body = format!("{bar}{}", page.fragment);
+    page.html = page.html.replacen(&page.fragment, &body, 1);
+    page.fragment = body;
+    page.csp = page.csp.replace("form-action 'none'", "form-action 'self'");
+    page
+}
+
+/// `GET /boards`: the boards a signed-in user may read, newest change first, each with its
+/// last update time.
+pub fn boards_page(name: &str, boards: &[Pinboard]) -> Page {
+    let items: String = boards
+        .iter()
+        .map(|b| {
+            format!(
+                "<li><a href=\"/boards/{}\">{}</a><time>{}</time></li>",
+                esc(&b.id),
+                esc(&b.title),
+                clock::iso(b.updated_at)
+            )
+        })
+        .collect();
+    let list = if boards.is_empty() {
+        "<p class=\"muted\">No boards yet.</p>".to_owned()
+    } else {
+        format!("<ul class=\"boards\">{items}</ul>")
+    };
+    let body = format!("<header><h1>Boards</h1></header><main data-title=\"Boards\">{list}</main>");
+    with_account(page("Boards", body, "", true, &View::default()), name)
+}
+
+/// The page of a sign-in that did not succeed: nothing about why, a link to try again.
+pub fn sign_in_failed_page() -> Page {
+    let mut page = page(
+        "Sign-in failed",
+        "<header><h1>Sign-in failed</h1></header><main data-title=\"Sign-in failed\">\
+         <p class=\"muted\">The identity provider's answer could not be accepted.</p>\
+         <p><a href=\"/login\">Try again</a></p></main>"
+            .to_owned(),
+        "",
+        true,
+        &View::default(),
+    );
+    page.found = false;
+    page
 }

@@ -129,8 +129,17 @@ const WORKSPACE_OF: &str = "SELECT workspace_id FROM pins WHERE id = $1 \
      UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1";
 const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2";
 
+/// [`BOARD_COLUMNS`] with each column qualified by `prefix` (`"p."`), for joins.
+pub(super) fn board_columns_at(prefix: &str) -> String {
+    BOARD_COLUMNS
+        .split(", ")
+        .map(|column| format!("{prefix}{}", column.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A board from [`BOARD_COLUMNS`] at column `first` on.
-fn board_at(row: &impl Record, first: usize) -> Result<Pinboard> {
+pub(super) fn board_at(row: &impl Record, first: usize) -> Result<Pinboard> {
     Ok(Pinboard {
         id: row.get(first)?,
         title: row.get(first + 1)?,

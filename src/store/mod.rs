@@ -47,6 +47,7 @@ mod identity;
 mod keys;
 mod pins;
 mod placements;
+mod sessions;
 pub(crate) mod postgres;
 mod sql;
 mod sqlite;
@@ -59,6 +60,7 @@ pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use keys::KeyRow;
 pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery};
 pub use placements::Placer;
+pub use sessions::SessionRow;
 
 use std::sync::Arc;
 
@@ -71,6 +73,7 @@ use identity::IdentityStore;
 use keys::KeyStore;
 use pins::PinStore;
 use placements::PlacementStore;
+use sessions::SessionStore;
 use sql::Backend;
 
 /// The store in use.
@@ -189,6 +192,10 @@ impl Store {
         fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
         fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
         fn blocks_of(&self, ws: &str, pin_ids: &[String]) -> Result<std::collections::HashMap<String, Vec<Block>>>;
+        fn insert_session(&self, session: &SessionRow) -> Result<()>;
+        fn find_session(&self, id_hash: &str, now: i64) -> Result<Option<SessionRow>>;
+        fn delete_session(&self, id_hash: &str) -> Result<bool>;
+        fn collaborator_boards(&self, user_id: &str, limit: i64) -> Result<Vec<Pinboard>>;
         fn write_blocks(&self, ws: &str, pin_id: &str, now: i64, retention: u32, edit: &mut BlockEdit<'_>) -> Result<Vec<Block>>;
     }
 }

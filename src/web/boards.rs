@@ -1,0 +1,131 @@
+//! `GET /boards` and `GET /boards/{id}`: a signed-in user's boards (their workspace's and
+//! those shared with them as a collaborator) and each board's page, drawn as a share page
+//! is, with the user's access (kiosk included). Without a session: to `/login?next=...`.
+
+use std::collections::{HashMap, HashSet};
+
+use axum::{
+    extract::{OriginalUri, Path, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+
+use super::{html, not_found, see_other, session::MaybeSignedIn, SignedIn};
+use crate::{
+    app::AppState,
+    auth::{on_board, Scope, Subject},
+    error::Result,
+    pins::rendered,
+    render::{self, View},
+    store::BoardQuery,
+};
+
+/// Most boards listed (each source).
+const LISTED: i64 = 500;
+
+/// To sign-in and back to `uri`, or the 404 page while sign-in is off.
+fn to_login(state: &AppState, uri: &axum::http::Uri) -> Response {
+    if state.oidc.is_none() {
+        return not_found();
+    }
+    let here = uri.path_and_query().map_or("/boards", |p| p.as_str());
+    let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
+    see_other(&format!("/login?next={next}"))
+}
+
+pub(super) async fn list(
+    State(state): State<AppState>,
+    MaybeSignedIn(who): MaybeSignedIn,
+    OriginalUri(uri): OriginalUri,
+) -> Response {
+    let Some(who) = who else {
+        return to_login(&state, &uri);
+    };
+    match readable_boards(&state, &who).await {
+        Ok(boards) => html(render::boards_page(&who.name, &boards), StatusCode::OK),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The workspace's boards (when the role reads boards) and the collaborator boards, most
+/// recently changed first.
+async fn readable_boards(state: &AppState, who: &SignedIn) -> Result<Vec<crate::store::Pinboard>> {
+    let me = &who.principal;
+    let mut boards = Vec::new();
+    if me.scopes.allows(Scope::PinboardsRead) {
+        let query = BoardQuery {
+            limit: LISTED,
+            before_seq: None,
+        };
+        let own = state.store.list_pinboards(&me.workspace_id, &query).await?;
+        boards.extend(own.into_iter().map(|(_, board)| board));
+    }
+    if let Subject::User(user_id) = &me.subject {
+        let mut seen: HashSet<String> = boards.iter().map(|b| b.id.clone()).collect();
+        for board in state.store.collaborator_boards(user_id, LISTED).await? {
+            if seen.insert(board.id.clone()) {
+                boards.push(board);
+            }
+        }
+    }
+    boards.sort_by(|a, b| {
+        b.updated_at
+            .cmp(&a.updated_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Ok(boards)
+}
+
+pub(super) async fn board(
+    State(state): State<AppState>,
+    MaybeSignedIn(who): MaybeSignedIn,
+    OriginalUri(uri): OriginalUri,
+    Path(id): Path<String>,
+) -> Response {
+    let Some(who) = who else {
+        return to_login(&state, &uri);
+    };
+    let kiosk = uri
+        .query()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .any(|(k, v)| k == "kiosk" && (v == "1" || v == "true"))
+        })
+        .unwrap_or(false);
+    match board_page(&state, who, &id, kiosk).await {
+        Ok(Some(page)) => html(page, StatusCode::OK),
+        Ok(None) => not_found(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The board's page when `who` may read it (their role, or a collaborator role on it).
+async fn board_page(
+    state: &AppState,
+    who: SignedIn,
+    id: &str,
+    kiosk: bool,
+) -> Result<Option<render::Page>> {
+    if !id.starts_with("pb-") || id.contains('\0') {
+        return Ok(None);
+    }
+    let me = on_board(state, who.principal, id).await?;
+    if !me.scopes.allows(Scope::PinboardsRead) {
+        return Ok(None);
+    }
+    let Some(board) = state.store.get_pinboard(&me.workspace_id, id).await? else {
+        return Ok(None);
+    };
+    let mut placed = state.store.placed_pins(&me.workspace_id, id).await?;
+    let pins = placed.iter().map(|p| p.pin.clone()).collect();
+    let mut blocks = HashMap::new();
+    for resolved in rendered::for_page(state, id, pins).await? {
+        blocks.insert(resolved.pin.id.clone(), resolved.blocks_html());
+        if let Some(slot) = placed.iter_mut().find(|p| p.pin.id == resolved.pin.id) {
+            slot.pin = resolved.pin;
+        }
+    }
+    let view = View { kiosk, live: None };
+    let page = render::board_page(&board, &placed, &blocks, &view);
+    Ok(Some(render::with_account(page, &who.name)))
+}

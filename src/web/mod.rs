@@ -1,0 +1,70 @@
+//! The signed-in web (CONTRACT.md 13): sign-in with the identity provider (`/login`,
+//! `/auth/callback`, `/logout`, in `login.rs`) and the pages of a signed-in user (`/boards`,
+//! `/boards/{id}`, in `boards.rs`). The session cookie is read here and only here: the API
+//! under `/v1` never looks at cookies, so it stays bearer-only.
+
+mod boards;
+mod login;
+mod session;
+
+use axum::{
+    http::{header, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+    Router,
+};
+
+pub(crate) use session::SignedIn;
+pub use session::{safe_next, SESSION_COOKIE};
+
+use crate::{app::AppState, render::Page};
+
+/// The routes of the signed-in web, outside the API and its rate limits.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/login", get(login::login))
+        .route("/auth/callback", get(login::callback))
+        .route("/logout", post(login::logout))
+        .route("/boards", get(boards::list))
+        .route("/boards/{id}", get(boards::board))
+}
+
+/// An HTML page with the headers every page carries (its CSP among them), `status` when
+/// the page shows nothing.
+pub(crate) fn html(page: Page, status: StatusCode) -> Response {
+    let Ok(csp) = HeaderValue::from_str(&page.csp) else {
+        return crate::Error::Internal("page policy is not a header value".into()).into_response();
+    };
+    let status = if page.found { StatusCode::OK } else { status };
+    let mut response = (status, page.html).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::CACHE_CONTROL, "no-store"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    response
+}
+
+/// The 404 page: what a visitor sees for anything they may not read.
+pub(crate) fn not_found() -> Response {
+    html(crate::render::not_found_page(), StatusCode::NOT_FOUND)
+}
+
+/// A `303 See Other` to `location` (a path or the provider's URL), never cached.
+pub(crate) fn see_other(location: &str) -> Response {
+    let Ok(value) = HeaderValue::from_str(location) else {
+        return not_found();
+    };
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    response.headers_mut().insert(header::LOCATION, value);
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}

@@ -1,0 +1,201 @@
+//! Session cookies: a random id of 256 bits in an `HttpOnly`, `SameSite=Lax` cookie, only
+//! its SHA-256 in the store; a request's session becomes the [`Principal`] of its user, with
+//! the role their membership has now.
+
+use axum::{
+    extract::FromRequestParts,
+    http::{header, request::Parts, HeaderMap},
+};
+use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use crate::{
+    app::AppState,
+    auth::{roles, Principal, Subject},
+    error::Result,
+    store::SessionRow,
+};
+
+pub const SESSION_COOKIE: &str = "corkboard_session";
+
+/// The value of cookie `name` in the request, if sent.
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim())
+}
+
+/// A `Set-Cookie` value: `HttpOnly`, `SameSite=Lax`, `Secure` when the service is on https.
+pub(crate) fn set_cookie(
+    state: &AppState,
+    name: &str,
+    value: &str,
+    path: &str,
+    max_age: i64,
+) -> String {
+    let secure = if state.public_base().starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    };
+    format!("{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
+}
+
+fn hash(id: &str) -> String {
+    hex::encode(Sha256::digest(id.as_bytes()))
+}
+
+/// Starts a session for `subject` of workspace `workspace`: stores it and returns the
+/// cookie's value.
+pub(crate) async fn create(
+    state: &AppState,
+    subject: &str,
+    workspace: &str,
+    ttl_ms: i64,
+) -> Result<String> {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    let id = URL_SAFE_NO_PAD.encode(bytes);
+    let now = crate::clock::now_ms();
+    state
+        .store
+        .insert_session(&SessionRow {
+            id_hash: hash(&id),
+            subject: subject.to_owned(),
+            workspace: workspace.to_owned(),
+            created_at: now,
+            expires_at: now.saturating_add(ttl_ms),
+        })
+        .await?;
+    Ok(id)
+}
+
+/// Ends the session of the request's cookie, if any.
+pub(crate) async fn end(state: &AppState, headers: &HeaderMap) -> Result<()> {
+    if let Some(id) = cookie(headers, SESSION_COOKIE) {
+        state.store.delete_session(&hash(id)).await?;
+    }
+    Ok(())
+}
+
+/// The signed-in user of the request: who they are now (their membership's current role),
+/// or `None` without a valid session (or when web sign-in is off).
+pub(crate) async fn session_principal(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<SignedIn>> {
+    if state.oidc.is_none() {
+        return Ok(None);
+    }
+    let Some(id) = cookie(headers, SESSION_COOKIE) else {
+        return Ok(None);
+    };
+    let Some(session) = state
+        .store
+        .find_session(&hash(id), crate::clock::now_ms())
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(member) = state
+        .store
+        .find_member(&session.subject, &session.workspace)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let scopes = roles::scopes_of(&state.store, &member.workspace_id, &member.role).await?;
+    Ok(Some(SignedIn {
+        name: member
+            .email
+            .clone()
+            .unwrap_or_else(|| session.subject.clone()),
+        principal: Principal {
+            workspace_id: member.workspace_id,
+            subject: Subject::User(member.user_id),
+            scopes,
+            tier: state.settings.default_tier,
+        },
+    }))
+}
+
+/// A signed-in user: what pages show of them and what they may do.
+pub(crate) struct SignedIn {
+    /// Their email, else their subject.
+    pub name: String,
+    pub principal: Principal,
+}
+
+/// The request's session, if any: pages decide what to do without one.
+pub(crate) struct MaybeSignedIn(pub Option<SignedIn>);
+
+impl FromRequestParts<AppState> for MaybeSignedIn {
+    type Rejection = crate::Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self> {
+        Ok(MaybeSignedIn(
+            session_principal(state, &parts.headers).await?,
+        ))
+    }
+}
+
+/// `next` when it is a path of this site (`/...`, not `//host` or `/\host`), else
+/// `/boards`: no open redirect.
+pub fn safe_next(next: Option<&str>) -> String {
+    let fallback = || "/boards".to_owned();
+    let Some(next) = next else {
+        return fallback();
+    };
+    let plain = next.starts_with('/')
+        && !next.starts_with("//")
+        && !next.contains('\\')
+        && next.len() <= 2048
+        && !next.chars().any(|c| c.is_control() || c.is_whitespace());
+    if !plain {
+        return fallback();
+    }
+    // Also as a browser reads it: resolved against this site, it stays on this site.
+    let base = url::Url::parse("http://corkboard.invalid/").ok();
+    match base.and_then(|b| b.join(next).ok()) {
+        Some(url) if url.host_str() == Some("corkboard.invalid") => next.to_owned(),
+        _ => fallback(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(
+            safe_next(Some("/boards/pb-1?kiosk=1")),
+            "/boards/pb-1?kiosk=1"
+        );
+        assert_eq!(safe_next(Some("/share/pb-1")), "/share/pb-1");
+        for bad in [
+            "https://evil.test/",
+            "//evil.test/x",
+            "/\\evil.test",
+            "\\\\evil.test",
+            "/%0d%0a",
+            "javascript:alert(1)",
+            "/a b",
+            "evil.test",
+            "",
+        ] {
+            assert_eq!(
+                safe_next(Some(bad)),
+                if bad == "/%0d%0a" { bad } else { "/boards" },
+                "{bad}"
+            );
+        }
+        assert_eq!(safe_next(None), "/boards");
+    }
+}

@@ -1,0 +1,343 @@
+//! Web sign-in (CONTRACT.md 13) against a small OpenID Connect provider run by the test:
+//! discovery, an authorize endpoint that signs in the user the test chose, a token endpoint
+//! checking PKCE (S256) and single-use codes, and a JWKS. Cookies are carried by hand.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use axum::{
+    extract::{Form, Query, State},
+    response::{IntoResponse, Redirect, Response},
+    routing::{get, post},
+    Json, Router,
+};
+use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
+use reqwest::{header, redirect::Policy, Method};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::{
+    helpers::{call, TestApp},
+    idp,
+};
+
+const CLIENT_ID: &str = "corkboard-web";
+
+#[derive(Default)]
+struct Provider {
+    /// `(sub, org)` of the user the next authorization signs in.
+    user: (String, String),
+    /// Sign the next ID token with a nonce of its own.
+    wrong_nonce: bool,
+    /// Sign the next ID token for another audience.
+    wrong_audience: bool,
+    /// Sign the next ID token already expired.
+    expired: bool,
+    /// code -> (challenge, nonce, sub, org)
+    codes: HashMap<String, (String, String, String, String)>,
+}
+
+#[derive(Clone)]
+struct Idp {
+    issuer: String,
+    state: Arc<Mutex<Provider>>,
+}
+
+async fn discovery(State(idp): State<Idp>) -> Json<Value> {
+    Json(json!({
+        "issuer": idp.issuer,
+        "authorization_endpoint": format!("{}/authorize", idp.issuer),
+        "token_endpoint": format!("{}/token", idp.issuer),
+        "jwks_uri": format!("{}/jwks", idp.issuer),
+    }))
+}
+
+async fn authorize(State(idp): State<Idp>, Query(q): Query<HashMap<String, String>>) -> Response {
+    assert_eq!(q["response_type"], "code");
+    assert_eq!(q["client_id"], CLIENT_ID);
+    assert_eq!(q["code_challenge_method"], "S256");
+    assert!(q["scope"].split(' ').any(|s| s == "openid"));
+    let code = uuid::Uuid::new_v4().to_string();
+    let mut p = idp.state.lock().unwrap();
+    let (sub, org) = p.user.clone();
+    p.codes.insert(
+        code.clone(),
+        (q["code_challenge"].clone(), q["nonce"].clone(), sub, org),
+    );
+    Redirect::to(&format!(
+        "{}?code={code}&state={}",
+        q["redirect_uri"],
+        urlencode(&q["state"])
+    ))
+    .into_response()
+}
+
+async fn token(State(idp): State<Idp>, Form(f): Form<HashMap<String, String>>) -> Response {
+    let bad = || {
+        (
+            reqwest::StatusCode::BAD_REQUEST,
+            Json(json!({"error": "invalid_grant"})),
+        )
+            .into_response()
+    };
+    let mut p = idp.state.lock().unwrap();
+    // Single use: a code is gone once presented.
+    let Some((challenge, nonce, sub, org)) = p.codes.remove(&f["code"]) else {
+        return bad();
+    };
+    let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+    if URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes())) != challenge {
+        return bad();
+    }
+    let mut claims = idp::claims(&sub);
+    claims["iss"] = json!(idp.issuer);
+    claims["aud"] = json!(if p.wrong_audience {
+        "someone-else"
+    } else {
+        CLIENT_ID
+    });
+    claims["org"] = json!(org);
+    claims["nonce"] = json!(if p.wrong_nonce { "other".into() } else { nonce });
+    if p.expired {
+        claims["exp"] = json!(idp::now_secs() - 3600);
+    }
+    Json(json!({"access_token": "at", "token_type": "Bearer", "id_token": idp::rs256(&claims)}))
+        .into_response()
+}
+
+fn urlencode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// A provider on a port of its own and a server signing in with it.
+struct Web {
+    app: TestApp,
+    idp: Idp,
+    client: reqwest::Client,
+}
+
+impl Web {
+    async fn start(postgres: bool, sign_in_on: bool) -> Web {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let issuer = format!("http://{}", listener.local_addr().unwrap());
+        let idp = Idp {
+            issuer: issuer.clone(),
+            state: Arc::default(),
+        };
+        let jwks = idp::jwks(&["k1"]);
+        let router = Router::new()
+            .route("/.well-known/openid-configuration", get(discovery))
+            .route("/authorize", get(authorize))
+            .route("/token", post(token))
+            .route("/jwks", get(move || async move { jwks }))
+            .with_state(idp.clone());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let client_id = if sign_in_on { CLIENT_ID } else { "" };
+        let config = format!(
+            "[auth.jwt]\nissuer = \"{issuer}\"\naudience = \"{}\"\nalgorithms = \"RS256\"\n\
+             jwks = \"{issuer}/jwks\"\nworkspace_claim = \"org\"\n\
+             [auth.oidc]\nclient_id = \"{client_id}\"\n",
+            idp::AUDIENCE
+        );
+        let app = if postgres {
+            TestApp::postgres_with(&config).await
+        } else {
+            TestApp::sqlite_with(&config).await
+        };
+        let client = reqwest::Client::builder()
+            .redirect(Policy::none())
+            .build()
+            .unwrap();
+        Web { app, idp, client }
+    }
+
+    fn choose(&self, sub: &str, org: &str) {
+        self.idp.state.lock().unwrap().user = (sub.into(), org.into());
+    }
+
+    async fn get(&self, url: &str, cookie: Option<&str>) -> reqwest::Response {
+        let url = if url.starts_with("http") {
+            url.to_owned()
+        } else {
+            format!("{}{url}", self.app.base)
+        };
+        let mut req = self.client.get(url);
+        if let Some(cookie) = cookie {
+            req = req.header(header::COOKIE, cookie);
+        }
+        req.send().await.unwrap()
+    }
+
+    /// `/login?next=`, then the provider: the callback URL and the login cookie.
+    async fn start_login(&self, next: &str) -> (String, String) {
+        let login = self
+            .get(&format!("/login?next={}", urlencode(next)), None)
+            .await;
+        assert_eq!(login.status(), 303);
+        let cookie = set_cookie(&login, "corkboard_login").expect("login cookie");
+        let at_idp = location(&login);
+        let back = self.get(&at_idp, None).await;
+        (location(&back), cookie)
+    }
+
+    /// A whole sign-in: the session cookie (`name=value`) and where it went.
+    async fn sign_in(&self, sub: &str, org: &str, next: &str) -> (String, String) {
+        self.choose(sub, org);
+        let (callback, login_cookie) = self.start_login(next).await;
+        let done = self.get(&callback, Some(&login_cookie)).await;
+        assert_eq!(done.status(), 303, "{:?}", done.text().await);
+        let header = done
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .find(|v| v.starts_with("corkboard_session=") && !v.starts_with("corkboard_session=;"))
+            .expect("session cookie");
+        for part in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+            assert!(header.contains(part), "{header}");
+        }
+        assert!(!header.contains("Secure"), "http: no Secure: {header}");
+        (
+            header.split(';').next().unwrap().to_owned(),
+            location(&done),
+        )
+    }
+}
+
+fn location(r: &reqwest::Response) -> String {
+    r.headers()[header::LOCATION].to_str().unwrap().to_owned()
+}
+
+fn set_cookie(r: &reqwest::Response, name: &str) -> Option<String> {
+    r.headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(|v| v.split(';').next().unwrap().to_owned())
+}
+
+macro_rules! web_stores {
+    ($(async fn $name:ident($web:ident) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test]
+            async fn sqlite() {
+                let $web = Web::start(false, true).await;
+                $body
+            }
+            #[tokio::test]
+            async fn postgres() {
+                $crate::skip_without_postgres!();
+                let $web = Web::start(true, true).await;
+                $body
+            }
+        }
+    )*};
+}
+
+web_stores! {
+    async fn login_redirect_carries_pkce_state_and_nonce(web) {
+        let login = web.get("/login?next=/boards", None).await;
+        assert_eq!(login.status(), 303);
+        let to = url::Url::parse(&location(&login)).unwrap();
+        assert_eq!(format!("{}/authorize", web.idp.issuer), format!("{}{}", to.origin().ascii_serialization(), to.path()));
+        let q: HashMap<String, String> = to.query_pairs().into_owned().collect();
+        assert_eq!(q["redirect_uri"], format!("{}/auth/callback", web.app.base));
+        assert_eq!(q["code_challenge_method"], "S256");
+        assert_eq!(q["scope"], "openid email profile");
+        for p in ["state", "nonce", "code_challenge"] {
+            assert!(q[p].len() >= 22, "{p}");
+        }
+        let cookie = login.headers()[header::SET_COOKIE].to_str().unwrap();
+        assert!(cookie.contains("HttpOnly") && cookie.contains("Path=/auth/callback"), "{cookie}");
+    }
+
+    async fn full_sign_in_lists_boards_and_opens_them(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Ops <b>"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        // Without a session: to sign-in, and back.
+        let r = web.get(&format!("/boards/{id}?kiosk=1"), None).await;
+        assert_eq!(r.status(), 303);
+        assert_eq!(location(&r), format!("/login?next={}", urlencode(&format!("/boards/{id}?kiosk=1"))));
+        assert_eq!(location(&web.get("/boards", None).await), "/login?next=%2Fboards");
+        let (cookie, went) = web.sign_in("alice", "default", &format!("/boards/{id}?kiosk=1")).await;
+        assert_eq!(went, format!("/boards/{id}?kiosk=1"));
+        let list = web.get("/boards", Some(&cookie)).await;
+        assert_eq!(list.status(), 200);
+        let csp = list.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert!(csp.contains("form-action 'self'"), "{csp}");
+        let html = list.text().await.unwrap();
+        assert!(html.contains(&format!("href=\"/boards/{id}\"")) && html.contains("Ops &lt;b&gt;"), "{html}");
+        assert!(html.contains("alice@example.test") && html.contains("action=\"/logout\""), "{html}");
+        let page = web.get(&format!("/boards/{id}?kiosk=1"), Some(&cookie)).await;
+        assert_eq!(page.status(), 200);
+        assert!(page.text().await.unwrap().contains("class=\"kiosk\""));
+        // The cookie is no credential for the API.
+        let api = web.client.get(format!("{}/v1/pinboards", web.app.base)).header(header::COOKIE, &cookie).send().await.unwrap();
+        assert_eq!(api.status(), 401);
+        // Another workspace's user sees the 404 page.
+        let (other, _) = web.sign_in("bob", "other", "/boards").await;
+        assert_eq!(web.get(&format!("/boards/{id}"), Some(&other)).await.status(), 404);
+        let theirs = web.get("/boards", Some(&other)).await.text().await.unwrap();
+        assert!(!theirs.contains(&id));
+        assert_eq!(web.get("/boards/pb-missing", Some(&cookie)).await.status(), 404);
+    }
+
+    async fn next_never_leaves_the_site(web) {
+        for next in ["https://evil.test/", "//evil.test/", "/\\evil.test"] {
+            let (_, went) = web.sign_in("carol", "default", next).await;
+            assert_eq!(went, "/boards", "{next}");
+        }
+    }
+
+    async fn refused_callbacks(web) {
+        web.choose("dave", "default");
+        // A state of another sign-in.
+        let (callback, cookie) = web.start_login("/boards").await;
+        let forged = callback.replace("state=", "state=x");
+        assert_eq!(web.get(&forged, Some(&cookie)).await.status(), 401);
+        // No login cookie: not this browser's sign-in.
+        let (callback, _) = web.start_login("/boards").await;
+        assert_eq!(web.get(&callback, None).await.status(), 401);
+        // A code used once is refused the second time.
+        let (callback, cookie) = web.start_login("/boards").await;
+        assert_eq!(web.get(&callback, Some(&cookie)).await.status(), 303);
+        assert_eq!(web.get(&callback, Some(&cookie)).await.status(), 401);
+        // Wrong nonce, audience, expiry.
+        for flag in 0..3 {
+            {
+                let mut p = web.idp.state.lock().unwrap();
+                p.wrong_nonce = flag == 0;
+                p.wrong_audience = flag == 1;
+                p.expired = flag == 2;
+            }
+            let (callback, cookie) = web.start_login("/boards").await;
+            let r = web.get(&callback, Some(&cookie)).await;
+            assert_eq!(r.status(), 401, "case {flag}");
+            assert!(set_cookie(&r, "corkboard_session").is_none());
+        }
+    }
+
+    async fn logout_ends_the_session_and_checks_origin(web) {
+        let (cookie, _) = web.sign_in("erin", "default", "/boards").await;
+        let cross = web.client.post(format!("{}/logout", web.app.base)).header(header::COOKIE, &cookie).header(header::ORIGIN, "https://evil.test").send().await.unwrap();
+        assert_eq!(cross.status(), 403);
+        assert_eq!(web.get("/boards", Some(&cookie)).await.status(), 200);
+        let out = web.client.post(format!("{}/logout", web.app.base)).header(header::COOKIE, &cookie).header(header::ORIGIN, &web.app.base).send().await.unwrap();
+        assert_eq!(out.status(), 303);
+        assert_eq!(location(&out), "/");
+        // Server-side: the same cookie no longer works.
+        assert_eq!(web.get("/boards", Some(&cookie)).await.status(), 303);
+    }
+}
+
+#[tokio::test]
+async fn sign_in_is_off_without_a_client_id() {
+    let web = Web::start(false, false).await;
+    assert_eq!(web.get("/login?next=/boards", None).await.status(), 404);
+    assert_eq!(web.get("/boards", None).await.status(), 404);
+}
