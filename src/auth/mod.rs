@@ -20,9 +20,9 @@ pub use extract::{
 };
 pub use jwt::{Identity, JwtVerifier};
 pub use jwt_settings::JwtSettings;
+pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
 pub use oidc::{Oidc, OidcSettings, Pending};
 pub(crate) use users::{sign_in, DEFAULT_WORKSPACE};
-pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
 
 use serde::{Deserialize, Serialize};
 

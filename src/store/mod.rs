@@ -47,8 +47,8 @@ mod identity;
 mod keys;
 mod pins;
 mod placements;
-mod sessions;
 pub(crate) mod postgres;
+mod sessions;
 mod sql;
 mod sqlite;
 

@@ -28,7 +28,7 @@ mod roles;
 mod share_pages;
 mod sharing;
 mod signed_in_pages;
-mod web_sign_in;
 mod slow_clients;
 mod smoke;
 mod templates;
+mod web_sign_in;
