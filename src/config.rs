@@ -53,6 +53,8 @@ pub struct Limits {
     pub batch_items: usize,
     pub version_retention: u32,
     pub idempotency_ttl_secs: u64,
+    pub keys_per_workspace: usize,
+    pub roles_per_workspace: usize,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]

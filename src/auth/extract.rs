@@ -121,8 +121,17 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
     if row.revoked_at.is_some() || expired || !presented.hash().matches(&row.secret_hash) {
         return Err(Error::Unauthorized);
     }
-    let scopes = Scopes::parse_list(&row.scopes)
+    let mut scopes = Scopes::parse_list(&row.scopes)
         .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
+    // A key a user made never does more than that user's role allows now: a demoted or
+    // departed creator takes their keys' power with them.
+    if let Some(creator) = &row.created_by {
+        let ceiling = match state.store.member_role(&row.workspace_id, creator).await? {
+            Some(role) => super::roles::scopes_of(&state.store, &row.workspace_id, &role).await?,
+            None => Scopes::default(),
+        };
+        scopes = scopes.within(ceiling);
+    }
     let tier = Tier::parse(&row.tier).unwrap_or(state.settings.default_tier);
     tracing::Span::current().record("key_id", row.id.as_str());
     if row.last_used_at.is_none() {

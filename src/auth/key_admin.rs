@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{keys::store_key, roles, Principal, Tier};
+use super::{keys::store_key, roles, Principal, Subject, Tier};
 use crate::{
     app::AppState,
     clock,
@@ -114,6 +114,13 @@ pub async fn create(
         .as_deref()
         .map(|text| parse_expiry(text, state.clock.now_ms()))
         .transpose()?;
+    let max = state.limits().keys_per_workspace;
+    let live = usize::try_from(state.store.live_keys(&who.workspace_id).await?).unwrap_or(0);
+    if live >= max {
+        return Err(Error::Conflict(format!(
+            "the workspace has {max} live API keys, the most it may have; revoke one first"
+        )));
+    }
     let (row, secret) = store_key(
         &state.store,
         &who.workspace_id,
@@ -121,12 +128,28 @@ pub async fn create(
         scopes,
         tier,
         expires_at,
+        creator(state, who).await?,
     )
     .await?;
     Ok(CreatedKeyRecord {
         record: KeyRecord::new(&row)?,
         key: secret.expose().to_owned(),
     })
+}
+
+/// Whose role bounds a key `who` makes: a user's own, or the making key's creator's (a key
+/// made with the CLI has none).
+async fn creator(state: &AppState, who: &Principal) -> Result<Option<String>> {
+    match &who.subject {
+        Subject::User(user_id) => Ok(Some(user_id.clone())),
+        Subject::Key(key_id) => Ok(state
+            .store
+            .workspace_keys(&who.workspace_id)
+            .await?
+            .into_iter()
+            .find(|k| &k.id == key_id)
+            .and_then(|k| k.created_by)),
+    }
 }
 
 /// The workspace's keys, newest first, revoked ones included.

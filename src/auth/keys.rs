@@ -108,8 +108,16 @@ pub async fn create_key(store: &Store, new: NewKey) -> Result<CreatedKey> {
         ));
     }
     let workspace_id = store.ensure_workspace(&new.workspace).await?;
-    let (row, secret) =
-        store_key(store, &workspace_id, &new.name, new.scopes, new.tier, None).await?;
+    let (row, secret) = store_key(
+        store,
+        &workspace_id,
+        &new.name,
+        new.scopes,
+        new.tier,
+        None,
+        None,
+    )
+    .await?;
     Ok(CreatedKey {
         id: row.id,
         workspace_id,
@@ -129,6 +137,7 @@ pub(crate) async fn store_key(
     scopes: Scopes,
     tier: Tier,
     expires_at: Option<i64>,
+    created_by: Option<String>,
 ) -> Result<(KeyRow, ApiKeySecret)> {
     if crate::pins::is_blank(name) || name.chars().count() > NAME_CHARS {
         return Err(Error::validation(
@@ -153,6 +162,7 @@ pub(crate) async fn store_key(
         last_used_at: None,
         revoked_at: None,
         expires_at,
+        created_by,
     };
     store.insert_key(&row).await?;
     Ok((row, secret))

@@ -104,6 +104,17 @@ impl Scopes {
         Scopes(self.0 | other.0)
     }
 
+    /// What these scopes allow that `ceiling` allows too (`*` on either side stands for
+    /// everything the other allows).
+    pub fn within(self, ceiling: Scopes) -> Scopes {
+        let all = Scope::All.bit();
+        match (self.0 & all != 0, ceiling.0 & all != 0) {
+            (_, true) => self,
+            (true, false) => ceiling,
+            (false, false) => Scopes(self.0 & ceiling.0),
+        }
+    }
+
     /// The first scope of `wanted` that these scopes don't allow: what a holder of `self`
     /// may not grant to a key, a role or a collaborator.
     pub fn first_missing(self, wanted: Scopes) -> Option<Scope> {

@@ -73,12 +73,17 @@ pub struct CreateRoleBody {
 /// A role's name: built-in or custom.
 pub const NAME_PATTERN: &str = "^[a-z0-9_-]{1,64}$";
 
-/// The schema of a list of scopes: at least one scope name.
+/// Most names a list of scopes may hold (there are fewer scopes; repeats are refused
+/// beyond this, so a body can't make the server parse an endless list).
+pub const MAX_SCOPE_NAMES: usize = 32;
+
+/// The schema of a list of scopes: 1 to [`MAX_SCOPE_NAMES`] scope names.
 pub fn scope_list(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
     schemars::json_schema!({
         "type": "array",
         "minItems": 1,
+        "maxItems": MAX_SCOPE_NAMES,
         "items": { "type": "string", "enum": names },
     })
 }
@@ -118,6 +123,12 @@ pub fn parse_scopes(names: &[String], field: &str) -> Result<Scopes> {
         let all: Vec<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
         format!("one of {}", all.join(", "))
     };
+    if names.len() > MAX_SCOPE_NAMES {
+        return Err(Error::validation(
+            field,
+            format!("at most {MAX_SCOPE_NAMES} scope names"),
+        ));
+    }
     let scopes = Scopes::from_names(names)
         .map_err(|i| Error::validation(format!("{field}[{i}]"), expected()))?;
     if scopes.is_empty() {
@@ -138,6 +149,12 @@ pub async fn create(state: &AppState, who: &Principal, body: CreateRoleBody) -> 
     }
     let scopes = parse_scopes(&body.permissions, "permissions")?;
     check_grant(who, scopes)?;
+    let max = state.limits().roles_per_workspace;
+    if state.store.list_roles(&who.workspace_id).await?.len() >= max {
+        return Err(Error::Conflict(format!(
+            "the workspace has {max} custom roles, the most it may have"
+        )));
+    }
     let row = RoleRow {
         name: body.name,
         scopes: scopes.to_list(),

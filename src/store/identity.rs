@@ -65,6 +65,8 @@ pub(crate) trait IdentityStore {
     /// The user of `subject` in workspace `workspace` (a name): one read, the path of
     /// every request made with an ID token.
     async fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>>;
+    /// The role of user `user_id` in the workspace `ws`, if a member.
+    async fn member_role(&self, ws: &str, user_id: &str) -> Result<Option<String>>;
     /// Creates what is missing (workspace, user, membership) and records the token's
     /// email and claimed role, in one transaction.
     async fn enroll(&self, who: &SignIn<'_>) -> Result<Member>;
@@ -108,6 +110,7 @@ fn role_taken(name: &str) -> Error {
 const FIND_MEMBER: &str = "SELECT u.id AS user_id, m.workspace_id, u.email, m.role FROM users u \
      JOIN memberships m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id \
      WHERE u.subject = $1 AND w.name = $2";
+const MEMBER_ROLE: &str = "SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2";
 const UPSERT_USER: &str =
     "INSERT INTO users (id, subject, email, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (subject) DO UPDATE SET email = excluded.email";
@@ -168,6 +171,15 @@ fn role_from_row(row: &impl Record) -> Result<RoleRow> {
 }
 
 impl<B: Backend> IdentityStore for B {
+    async fn member_role(&self, ws: &str, user_id: &str) -> Result<Option<String>> {
+        let row = B::query(MEMBER_ROLE)
+            .bind(ws)
+            .bind(user_id)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        Ok(row.map(|r| r.get(0)).transpose()?)
+    }
+
     async fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>> {
         let row = B::query(FIND_MEMBER)
             .bind(subject)

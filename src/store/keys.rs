@@ -18,6 +18,8 @@ pub struct KeyRow {
     pub revoked_at: Option<i64>,
     /// Past this instant the key no longer authenticates.
     pub expires_at: Option<i64>,
+    /// The user whose current role bounds what the key may do (`None`: made with the CLI).
+    pub created_by: Option<String>,
 }
 
 /// Finds an API key by its public lookup part: the first statement of every request.
@@ -29,10 +31,12 @@ const CLAIM_BOOTSTRAP: &str =
     "INSERT INTO meta (key, value) VALUES ('bootstrapped', '1') ON CONFLICT (key) DO NOTHING";
 const INSERT_KEY: &str =
     "INSERT INTO api_keys (id, workspace_id, name, lookup, secret_hash, scopes, tier, \
-     created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+     created_at, expires_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 const LIST_KEYS: &str = "SELECT k.*, w.name AS workspace_name FROM api_keys k \
      JOIN workspaces w ON w.id = k.workspace_id ORDER BY k.created_at DESC, k.id";
 const REVOKE_KEY: &str = "UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL";
+const LIVE_KEYS: &str =
+    "SELECT COUNT(*) FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL";
 const TOUCH_KEY: &str = "UPDATE api_keys SET last_used_at = $2 WHERE id = $1";
 
 pub(super) fn key_from_row(row: &impl Record) -> Result<KeyRow> {
@@ -48,6 +52,7 @@ pub(super) fn key_from_row(row: &impl Record) -> Result<KeyRow> {
         last_used_at: row.get("last_used_at")?,
         revoked_at: row.get("revoked_at")?,
         expires_at: row.get("expires_at")?,
+        created_by: row.get("created_by")?,
     })
 }
 
@@ -65,6 +70,8 @@ pub(crate) trait KeyStore {
     /// False when there is no live key of that id.
     async fn revoke_key(&self, id: &str, at: i64) -> Result<bool>;
     async fn touch_key(&self, id: &str, at: i64) -> Result<()>;
+    /// How many keys of the workspace are not revoked.
+    async fn live_keys(&self, ws: &str) -> Result<i64>;
 }
 
 impl<B: Backend> KeyStore for B {
@@ -109,9 +116,18 @@ impl<B: Backend> KeyStore for B {
             .bind(&key.tier)
             .bind(key.created_at)
             .bind(key.expires_at)
+            .bind(&key.created_by)
             .execute(&mut *self.writer().await?)
             .await?;
         Ok(())
+    }
+
+    async fn live_keys(&self, ws: &str) -> Result<i64> {
+        let row = B::query(LIVE_KEYS)
+            .bind(ws)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        Ok(row.map(|r| r.get(0)).transpose()?.unwrap_or(0))
     }
 
     async fn find_key(&self, lookup: &str) -> Result<Option<KeyRow>> {

@@ -147,6 +147,7 @@ impl Store {
         fn list_keys(&self) -> Result<Vec<(KeyRow, String)>>;
         fn revoke_key(&self, id: &str, at: i64) -> Result<bool>;
         fn touch_key(&self, id: &str, at: i64) -> Result<()>;
+        fn live_keys(&self, ws: &str) -> Result<i64>;
         fn insert_pins(&self, ws: &str, pins: &[Pin], idem: Option<&Idempotent>) -> Result<Created>;
         fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>>;
         fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
@@ -168,6 +169,7 @@ impl Store {
         fn shared_workspace(&self, id: &str) -> Result<Option<String>>;
         fn workspace_of(&self, id: &str) -> Result<Option<String>>;
         fn find_member(&self, subject: &str, workspace: &str) -> Result<Option<Member>>;
+        fn member_role(&self, ws: &str, user_id: &str) -> Result<Option<String>>;
         fn enroll(&self, who: &SignIn<'_>) -> Result<Member>;
         fn insert_role(&self, ws: &str, role: &RoleRow) -> Result<()>;
         fn find_role(&self, ws: &str, name: &str) -> Result<Option<RoleRow>>;

@@ -13,6 +13,7 @@ mod errors;
 mod helpers;
 mod idp;
 mod jwt;
+mod key_limits;
 mod limits;
 mod lists;
 mod live;
