@@ -1,6 +1,7 @@
 // Corkboard: keeps a share page live. Served by the binary at /assets/live-<hash>.js (CSP
-// `script-src 'self'`); the page works without it. It follows /share/{id}/events and, on any
-// change, fetches /share/{id}/fragment (the page's body, drawn by the server's one renderer)
+// `script-src 'self'`); the page works without it. It follows /share/{id}/events (or
+// <data-base>/events) and, on any change, fetches /share/{id}/fragment (the page's body, drawn
+// by the server's one renderer)
 // and swaps in what changed. It never builds a pin's HTML itself.
 (function () {
   "use strict";
@@ -8,7 +9,8 @@
   var share = body.getAttribute("data-share");
   if (!share || !window.EventSource || !window.fetch) return;
 
-  var base = "/share/" + encodeURIComponent(share);
+  // A signed-in user's board page names its own routes (/boards/{id}); a share page doesn't.
+  var base = body.getAttribute("data-base") || "/share/" + encodeURIComponent(share);
   // No event nor heartbeat (the server sends one every 15 s) for this long: stale.
   var STALE_MS = 45000;
   // At most one fragment request every GAP_MS (and one at a time): a burst of changes

@@ -14,7 +14,7 @@ mod tables;
 mod text;
 
 pub use page::{
-    board_page, boards_page, not_found_page, pin_page, script_path, sign_in_failed_page,
+    board_page, boards_page, following, not_found_page, pin_page, script_path, sign_in_failed_page,
     with_account, Page, View, LIVE_JS,
 };
 

@@ -250,6 +250,17 @@ pub fn with_account(mut page: Page, name: &str) -> Page {
     page
 }
 
+/// A live page that follows `base` (`{base}/events`, `{base}/fragment`) instead of the
+/// share routes: a signed-in user's board page.
+pub fn following(mut page: Page, base: &str) -> Page {
+    page.html = page.html.replacen(
+        " data-share=\"",
+        &format!(" data-base=\"{}\" data-share=\"", esc(base)),
+        1,
+    );
+    page
+}
+
 /// `GET /boards`: the boards a signed-in user may read, newest change first, each with its
 /// last update time.
 pub fn boards_page(name: &str, boards: &[Pinboard]) -> Page {

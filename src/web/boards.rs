@@ -1,20 +1,24 @@
 //! `GET /boards` and `GET /boards/{id}`: a signed-in user's boards (their workspace's and
 //! those shared with them as a collaborator) and each board's page, drawn as a share page
-//! is, with the user's access (kiosk included). Without a session: to `/login?next=...`.
+//! is, with the user's access (kiosk included), live through `/boards/{id}/events` and
+//! `/boards/{id}/fragment` (what the page script follows). Without a session the pages go
+//! to `/login?next=...`; the script's routes are the 404 page.
 
 use std::collections::{HashMap, HashSet};
 
 use axum::{
     extract::{OriginalUri, Path, State},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
     response::{IntoResponse, Response},
 };
 
 use super::{html, not_found, see_other, session::MaybeSignedIn, SignedIn};
 use crate::{
+    api::events::EventStream,
     app::AppState,
-    auth::{on_board, Scope, Subject},
+    auth::{on_board, Principal, Scope, Subject},
     error::Result,
+    events::{Filter, Resume},
     pins::rendered,
     render::{self, View},
     store::BoardQuery,
@@ -99,6 +103,92 @@ pub(super) async fn board(
     }
 }
 
+/// `GET /boards/{id}/fragment`: the page's body alone, which the page script swaps in; the
+/// 404 page's body when the board is gone or the session ended.
+pub(super) async fn fragment(
+    State(state): State<AppState>,
+    MaybeSignedIn(who): MaybeSignedIn,
+    Path(id): Path<String>,
+) -> Response {
+    let found = match who {
+        Some(who) => board_page(&state, who, &id, false).await,
+        None => Ok(None),
+    };
+    match found {
+        Ok(page) => {
+            let mut page = page.unwrap_or_else(render::not_found_page);
+            page.html = std::mem::take(&mut page.fragment);
+            html(page, StatusCode::NOT_FOUND)
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `GET /boards/{id}/events`: the board's events (its changes and those of its pins) for a
+/// user who may read it, counted against their streams like the API's; the 404 page
+/// otherwise.
+pub(super) async fn events(
+    State(state): State<AppState>,
+    MaybeSignedIn(who): MaybeSignedIn,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(who) = who else {
+        return not_found();
+    };
+    match open_events(&state, who, &id, &headers).await {
+        Ok(Some(body)) => EventStream::new(body).into_response(),
+        Ok(None) => not_found(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn open_events(
+    state: &AppState,
+    who: SignedIn,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<Option<axum::body::Body>> {
+    let Some(me) = readable(state, who.principal, id).await? else {
+        return Ok(None);
+    };
+    if state
+        .store
+        .get_pinboard(&me.workspace_id, id)
+        .await?
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let resume = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .map_or(Resume::Live, Resume::After);
+    let hub = &state.events;
+    let admission = hub.admit(
+        format!("credential:{}", me.subject.id()),
+        hub.settings().max_streams_per_key,
+    )?;
+    let filter = Filter {
+        pinboard_ids: vec![id.to_owned()],
+        ..Filter::default()
+    };
+    Ok(Some(
+        hub.stream(&me.workspace_id, filter, resume, admission)
+            .await?,
+    ))
+}
+
+/// The user as they act on board `id`, when they may read it.
+async fn readable(state: &AppState, who: Principal, id: &str) -> Result<Option<Principal>> {
+    if !id.starts_with("pb-") || id.contains('\0') {
+        return Ok(None);
+    }
+    let me = on_board(state, who, id).await?;
+    Ok(me.scopes.allows(Scope::PinboardsRead).then_some(me))
+}
+
 /// The board's page when `who` may read it (their role, or a collaborator role on it).
 async fn board_page(
     state: &AppState,
@@ -106,13 +196,12 @@ async fn board_page(
     id: &str,
     kiosk: bool,
 ) -> Result<Option<render::Page>> {
-    if !id.starts_with("pb-") || id.contains('\0') {
+    let Some(me) = readable(state, who.principal, id).await? else {
         return Ok(None);
-    }
-    let me = on_board(state, who.principal, id).await?;
-    if !me.scopes.allows(Scope::PinboardsRead) {
-        return Ok(None);
-    }
+    };
+    // The newest event id before the state is read: the page's script follows the stream
+    // from there, so a change committed while the page renders is not missed.
+    let since = state.store.event_bounds().await?.1;
     let Some(board) = state.store.get_pinboard(&me.workspace_id, id).await? else {
         return Ok(None);
     };
@@ -125,7 +214,11 @@ async fn board_page(
             slot.pin = resolved.pin;
         }
     }
-    let view = View { kiosk, live: None };
+    let view = View {
+        kiosk,
+        live: Some((id.to_owned(), since)),
+    };
     let page = render::board_page(&board, &placed, &blocks, &view);
+    let page = render::following(page, &format!("/boards/{id}"));
     Ok(Some(render::with_account(page, &who.name)))
 }

@@ -27,6 +27,8 @@ pub fn routes() -> Router<AppState> {
         .route("/logout", post(login::logout))
         .route("/boards", get(boards::list))
         .route("/boards/{id}", get(boards::board))
+        .route("/boards/{id}/fragment", get(boards::fragment))
+        .route("/boards/{id}/events", get(boards::events))
 }
 
 /// An HTML page with the headers every page carries (its CSP among them), `status` when

@@ -287,6 +287,36 @@ web_stores! {
         assert_eq!(web.get("/boards/pb-missing", Some(&cookie)).await.status(), 404);
     }
 
+    async fn board_pages_are_live_for_those_who_may_read_them(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Live"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("frank", "default", "/boards").await;
+        let page = web.get(&format!("/boards/{id}"), Some(&cookie)).await;
+        let csp = page.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert!(csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"), "{csp}");
+        let html = page.text().await.unwrap();
+        assert!(html.contains(&format!("data-base=\"/boards/{id}\"")) && html.contains("/assets/live-"), "{html}");
+        let fragment = web.get(&format!("/boards/{id}/fragment"), Some(&cookie)).await;
+        assert_eq!(fragment.status(), 200);
+        assert!(fragment.text().await.unwrap().starts_with("<nav class=\"account\">"));
+        // Without a session, or for another workspace: the 404 page, no stream.
+        assert_eq!(web.get(&format!("/boards/{id}/events"), None).await.status(), 404);
+        assert_eq!(web.get(&format!("/boards/{id}/fragment"), None).await.status(), 404);
+        let (other, _) = web.sign_in("grace", "other", "/boards").await;
+        assert_eq!(web.get(&format!("/boards/{id}/events"), Some(&other)).await.status(), 404);
+        // The user's stream carries the board's changes.
+        let mut stream = web.get(&format!("/boards/{id}/events"), Some(&cookie)).await;
+        assert_eq!(stream.status(), 200);
+        assert!(stream.headers()[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/event-stream"));
+        call(&web.app, &web.app.key, Method::PATCH, &format!("/v1/pinboards/{id}"), Some(&json!({"title": "Live 2"}))).await;
+        let mut seen = String::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !seen.contains("pinboard.updated") {
+            let chunk = tokio::time::timeout_at(deadline, stream.chunk()).await.expect("event in time").unwrap().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
     async fn next_never_leaves_the_site(web) {
         for next in ["https://evil.test/", "//evil.test/", "/\\evil.test"] {
             let (_, went) = web.sign_in("carol", "default", next).await;
