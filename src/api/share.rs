@@ -292,11 +292,13 @@ async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
     Ok(page.unwrap_or_else(render::not_found_page))
 }
 
-/// The visitor's credential, when one is sent and valid; a page never says why not. Behind
-/// the brute-force guard, like the API: a page is no oracle for guessing credentials.
+/// The visitor's credential, when one is sent and valid, else their web session's user; a
+/// page never says why not. Behind the brute-force guard, like the API: a page is no oracle
+/// for guessing credentials.
 async fn visitor(state: &AppState, request: &Parts) -> Option<Principal> {
     if !request.headers.contains_key(header::AUTHORIZATION) {
-        return None;
+        let session = crate::web::session_principal(state, &request.headers).await;
+        return session.ok().flatten().map(|who| who.principal);
     }
     guarded_authenticate(state, &request.headers, &request.extensions)
         .await
@@ -307,14 +309,105 @@ async fn page(
     State(state): State<AppState>,
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
+) -> ShareAnswer {
+    let answer = shown(&state, id, &request).await;
+    match (&answer.0, path_id(&request)) {
+        (Ok(page), Some(id)) if !page.found => match to_sign_in(&state, &request, id).await {
+            Ok(Some(login)) => ShareAnswer::SignIn(login),
+            Ok(None) => ShareAnswer::Page(answer),
+            Err(e) => ShareAnswer::Page(SharePage(Err(e))),
+        },
+        _ => ShareAnswer::Page(answer),
+    }
+}
+
+async fn shown(
+    state: &AppState,
+    id: std::result::Result<Path<SharePath>, PathRejection>,
+    request: &Parts,
 ) -> SharePage {
-    if let Err(limited) = count_share_request(&state, &request.headers, &request.extensions) {
+    if let Err(limited) = count_share_request(state, &request.headers, &request.extensions) {
         return SharePage(Err(limited));
     }
     SharePage(match id {
-        Ok(Path(SharePath { id })) => lookup(&state, &request, &id).await,
+        Ok(Path(SharePath { id })) => lookup(state, request, &id).await,
         Err(_) => Ok(render::not_found_page()),
     })
+}
+
+/// The `{id}` of `/share/{id}`.
+fn path_id(request: &Parts) -> Option<&str> {
+    request.uri.path().strip_prefix("/share/")
+}
+
+/// For a visitor without credential or session, sign-in first when the item is shared for
+/// signed-in visitors and web sign-in is on: `/login?next=<this page>`.
+async fn to_sign_in(state: &AppState, request: &Parts, id: &str) -> Result<Option<String>> {
+    if state.oidc.is_none()
+        || request.headers.contains_key(header::AUTHORIZATION)
+        || crate::web::session_principal(state, &request.headers)
+            .await?
+            .is_some()
+    {
+        return Ok(None);
+    }
+    let Some(ws) = state.store.workspace_of(id).await? else {
+        return Ok(None);
+    };
+    let sign_in_only = if id.starts_with("pb-") {
+        state
+            .store
+            .get_pinboard(&ws, id)
+            .await?
+            .is_some_and(|b| b.sharing.is_public && b.sharing.require_sign_in)
+    } else {
+        state
+            .store
+            .get_pins(&ws, &[id.to_owned()])
+            .await?
+            .first()
+            .is_some_and(|p| p.is_public && p.require_sign_in)
+    };
+    if !sign_in_only {
+        return Ok(None);
+    }
+    let here = request.uri.path_and_query().map_or("/", |p| p.as_str());
+    let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
+    Ok(Some(format!("/login?next={next}")))
+}
+
+/// A share page, or (for a sign-in-only item and a visitor not signed in) the way to sign in.
+enum ShareAnswer {
+    Page(SharePage),
+    SignIn(String),
+}
+
+impl IntoResponse for ShareAnswer {
+    fn into_response(self) -> Response {
+        match self {
+            ShareAnswer::Page(page) => page.into_response(),
+            ShareAnswer::SignIn(location) => crate::web::see_other(&location),
+        }
+    }
+}
+
+impl OperationOutput for ShareAnswer {
+    type Inner = String;
+
+    fn inferred_responses(
+        ctx: &mut GenContext,
+        op: &mut Operation,
+    ) -> Vec<(Option<u16>, AideResponse)> {
+        let mut responses = SharePage::inferred_responses(ctx, op);
+        responses.push((
+            Some(303),
+            AideResponse {
+                description: "A sign-in-only item and a visitor not signed in (web sign-in on): to `/login?next=...`".to_owned(),
+                ..Default::default()
+            },
+        ));
+        responses
+    }
 }
 
 /// `GET /share/{id}/fragment`: what the page script swaps in, the same page's body drawn by
@@ -325,7 +418,7 @@ async fn fragment(
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> SharePage {
-    let mut answer = page(State(state), id, request).await;
+    let mut answer = shown(&state, id, &request).await;
     if let Ok(page) = &mut answer.0 {
         page.html = std::mem::take(&mut page.fragment);
     }

@@ -14,8 +14,8 @@ use axum::{
     Router,
 };
 
-pub(crate) use session::SignedIn;
 pub use session::{safe_next, SESSION_COOKIE};
+pub(crate) use session::{session_principal, SignedIn};
 
 use crate::{app::AppState, render::Page};
 

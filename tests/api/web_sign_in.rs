@@ -317,6 +317,29 @@ web_stores! {
         }
     }
 
+    async fn sign_in_only_share_links_go_through_sign_in(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Members"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let private = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Private"}))).await;
+        let private = private.body["data"]["id"].as_str().unwrap().to_owned();
+        let share = json!({"is_public": true, "require_sign_in": true});
+        call(&web.app, &web.app.key, Method::PUT, &format!("/v1/pinboards/{id}/share"), Some(&share)).await.expect(200);
+        let r = web.get(&format!("/share/{id}?kiosk=1"), None).await;
+        assert_eq!(r.status(), 303);
+        assert_eq!(location(&r), format!("/login?next={}", urlencode(&format!("/share/{id}?kiosk=1"))));
+        // A private board or a missing id stays the 404 page.
+        assert_eq!(web.get(&format!("/share/{private}"), None).await.status(), 404);
+        assert_eq!(web.get("/share/pb-missing", None).await.status(), 404);
+        let (cookie, went) = web.sign_in("heidi", "default", &format!("/share/{id}")).await;
+        assert_eq!(went, format!("/share/{id}"));
+        let page = web.get(&format!("/share/{id}"), Some(&cookie)).await;
+        assert_eq!(page.status(), 200);
+        assert!(page.text().await.unwrap().contains("Members"));
+        // Another workspace's user: the 404 page, not another sign-in.
+        let (other, _) = web.sign_in("ivan", "other", "/boards").await;
+        assert_eq!(web.get(&format!("/share/{id}"), Some(&other)).await.status(), 404);
+    }
+
     async fn next_never_leaves_the_site(web) {
         for next in ["https://evil.test/", "//evil.test/", "/\\evil.test"] {
             let (_, went) = web.sign_in("carol", "default", next).await;
