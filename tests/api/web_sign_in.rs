@@ -340,6 +340,20 @@ web_stores! {
         assert_eq!(web.get(&format!("/share/{id}"), Some(&other)).await.status(), 404);
     }
 
+    async fn collaborators_see_the_boards_shared_with_them(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Shared with Judy"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        // Judy, of another workspace, signs in once, then is given a role on the board.
+        let (cookie, _) = web.sign_in("judy", "other", "/boards").await;
+        assert_eq!(web.get(&format!("/boards/{id}"), Some(&cookie)).await.status(), 404);
+        let added = call(&web.app, &web.app.key, Method::POST, &format!("/v1/pinboards/{id}/collaborators"), Some(&json!({"user": "judy@example.test", "role": "viewer"}))).await;
+        assert!(added.status < 300, "{}", added.body);
+        let list = web.get("/boards", Some(&cookie)).await.text().await.unwrap();
+        assert!(list.contains(&format!("href=\"/boards/{id}\"")), "{list}");
+        assert_eq!(web.get(&format!("/boards/{id}"), Some(&cookie)).await.status(), 200);
+        assert_eq!(web.get(&format!("/boards/{id}/events"), Some(&cookie)).await.status(), 200);
+    }
+
     async fn next_never_leaves_the_site(web) {
         for next in ["https://evil.test/", "//evil.test/", "/\\evil.test"] {
             let (_, went) = web.sign_in("carol", "default", next).await;
