@@ -240,11 +240,17 @@ fn account_bar(name: &str) -> String {
     )
 }
 
-/// `page` as a signed-in user's page: their bar above it, forms allowed to this site.
+/// `page` as a signed-in user's page: their bar above it, forms allowed to this site, and
+/// the referrer policy `same-origin` (under `no-referrer` a browser sends `Origin: null` with
+/// the sign-out form, which `POST /logout` must refuse).
 pub fn with_account(mut page: Page, name: &str) -> Page {
     let bar = account_bar(name);
     let body = format!("{bar}{}", page.fragment);
-    page.html = page.html.replacen(&page.fragment, &body, 1);
+    page.html = page.html.replacen(&page.fragment, &body, 1).replacen(
+        "<meta name=\"referrer\" content=\"no-referrer\">",
+        "<meta name=\"referrer\" content=\"same-origin\">",
+        1,
+    );
     page.fragment = body;
     page.csp = page.csp.replace("form-action 'none'", "form-action 'self'");
     page

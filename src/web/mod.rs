@@ -43,7 +43,8 @@ pub(crate) fn html(page: Page, status: StatusCode) -> Response {
     for (name, value) in [
         (header::CONTENT_TYPE, "text/html; charset=utf-8"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        // Not `no-referrer`: with it a browser sends `Origin: null` with the sign-out form.
+        (header::REFERRER_POLICY, "same-origin"),
         (header::CACHE_CONTROL, "no-store"),
         (header::X_FRAME_OPTIONS, "DENY"),
     ] {
