@@ -68,7 +68,7 @@ pub fn router(state: AppState) -> Router {
         .merge(openapi::describe(documented, &document, state.limits()))
         .merge(Router::from(api))
         // The signed-in web: sign-in and the boards of a signed-in user (CONTRACT.md 13).
-        .merge(crate::web::routes())
+        .merge(crate::web::routes(state.clone()))
         // Agents: MCP at /mcp, behind the same credentials and limits as the API.
         .merge(
             crate::mcp::routes(state.clone()).route_layer(axum::middleware::from_fn_with_state(

@@ -230,6 +230,21 @@ pub fn not_found_page() -> Page {
     )
 }
 
+/// `/` for a visitor without a session (where sign-out lands): a way to sign in.
+pub fn signed_out_page() -> Page {
+    let mut page = page(
+        "Corkboard",
+        "<header><h1>Corkboard</h1></header><main data-title=\"Corkboard\"><p>You are signed \
+         out.</p><p><a href=\"/login\">Sign in</a> to see your boards.</p></main>"
+            .to_owned(),
+        "",
+        false,
+        &View::default(),
+    );
+    page.found = true;
+    page
+}
+
 /// The bar of a signed-in user's pages: who they are, their boards, and a sign-out button
 /// (a form posting to `/logout`, so the page's policy allows forms to this site).
 fn account_bar(name: &str) -> String {

@@ -4,7 +4,12 @@
 //! `/boards/{id}/fragment` (what the page script follows). Without a session the pages go
 //! to `/login?next=...`; the script's routes are the 404 page.
 
-use std::collections::{HashMap, HashSet};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
+
+use futures_util::StreamExt;
 
 use axum::{
     extract::{OriginalUri, Path, State},
@@ -137,9 +142,50 @@ pub(super) async fn events(
         return not_found();
     };
     match open_events(&state, who, &id, &headers).await {
-        Ok(Some(body)) => EventStream::new(body).into_response(),
+        Ok(Some(body)) => EventStream::new(while_allowed(state, headers, id, body)).into_response(),
         Ok(None) => not_found(),
         Err(e) => e.into_response(),
+    }
+}
+
+/// How often an open board stream checks that its session still holds and may read the
+/// board: a sign-out, an expired session or lost access ends it within this.
+const RECHECK: Duration = Duration::from_secs(5);
+
+/// `body`, ended once the session in `headers` no longer reads board `id`.
+fn while_allowed(
+    state: AppState,
+    headers: HeaderMap,
+    id: String,
+    body: axum::body::Body,
+) -> axum::body::Body {
+    let mut tick = tokio::time::interval(RECHECK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let frames = body.into_data_stream();
+    let checked = futures_util::stream::unfold(
+        (frames, tick, state, headers, id),
+        |(mut frames, mut tick, state, headers, id)| async move {
+            loop {
+                tokio::select! {
+                    frame = frames.next() => {
+                        return frame.map(|f| (f, (frames, tick, state, headers, id)));
+                    }
+                    _ = tick.tick() => {
+                        if !still_allowed(&state, &headers, &id).await {
+                            return None;
+                        }
+                    }
+                }
+            }
+        },
+    );
+    axum::body::Body::from_stream(checked)
+}
+
+async fn still_allowed(state: &AppState, headers: &HeaderMap, id: &str) -> bool {
+    match super::session_principal(state, headers).await {
+        Ok(Some(who)) => matches!(readable(state, who.principal, id).await, Ok(Some(_))),
+        _ => false,
     }
 }
 

@@ -127,7 +127,7 @@ async fn finish(
 pub(super) async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     if origin != Some(own_origin(&state).as_str()) {
-        return (StatusCode::FORBIDDEN, "cross-site request refused").into_response();
+        return crate::Error::Forbidden("cross-site request refused".into()).into_response();
     }
     if let Err(e) = session::end(&state, &headers).await {
         return e.into_response();

@@ -19,16 +19,50 @@ pub(crate) use session::{session_principal, SignedIn};
 
 use crate::{app::AppState, render::Page};
 
-/// The routes of the signed-in web, outside the API and its rate limits.
-pub fn routes() -> Router<AppState> {
+/// The routes of the signed-in web, outside the API and its rate limits. Starting and
+/// finishing a sign-in need no credential, so they count per client address like share
+/// pages (`rate_limits.share.per_minute`).
+pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
+        .route("/", get(home))
         .route("/login", get(login::login))
         .route("/auth/callback", get(login::callback))
+        .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
         .route("/boards", get(boards::list))
         .route("/boards/{id}", get(boards::board))
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
+}
+
+async fn per_address(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match crate::limits::count_share_request(&state, req.headers(), req.extensions()) {
+        Ok(()) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// `/`: where sign-out lands. With web sign-in on, the board list for a signed-in visitor and
+/// a sign-in link otherwise; while it is off, the unknown route it was before.
+async fn home(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    session::MaybeSignedIn(who): session::MaybeSignedIn,
+) -> Response {
+    if state.oidc.is_none() {
+        return crate::Error::NotFound {
+            what: "route",
+            index: None,
+        }
+        .into_response();
+    }
+    if who.is_some() {
+        return see_other("/boards");
+    }
+    html(crate::render::signed_out_page(), StatusCode::OK)
 }
 
 /// An HTML page with the headers every page carries (its CSP among them), `status` when

@@ -399,6 +399,31 @@ web_stores! {
         assert_eq!(location(&out), "/");
         // Server-side: the same cookie no longer works.
         assert_eq!(web.get("/boards", Some(&cookie)).await.status(), 303);
+        // Where sign-out lands: a way to sign in again.
+        let home = web.get("/", Some(&cookie)).await;
+        assert_eq!(home.status(), 200);
+        assert!(home.text().await.unwrap().contains("href=\"/login\""));
+    }
+
+    async fn signing_out_ends_the_open_board_streams(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Wall"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("ivan", "default", "/boards").await;
+        let mut stream = web.get(&format!("/boards/{id}/events"), Some(&cookie)).await;
+        assert_eq!(stream.status(), 200);
+        let out = web.client.post(format!("{}/logout", web.app.base)).header(header::COOKIE, &cookie).header(header::ORIGIN, &web.app.base).send().await.unwrap();
+        assert_eq!(out.status(), 303);
+        // The stream ends by itself: it checks its session every 5 s.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(8);
+        let mut seen = String::new();
+        loop {
+            match tokio::time::timeout_at(deadline, stream.chunk()).await {
+                Ok(Ok(Some(chunk))) => seen.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(_) => break,
+                Err(_) => panic!("the stream outlived its session: {seen}"),
+            }
+        }
+        assert_eq!(web.get(&format!("/boards/{id}/events"), Some(&cookie)).await.status(), 404);
     }
 }
 
