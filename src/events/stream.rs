@@ -21,6 +21,10 @@ pub struct Filter {
     pub pin_ids: Vec<String>,
     pub pinboard_ids: Vec<String>,
     pub types: Vec<String>,
+    /// Also pass a data-less notice (`{"type","at"}`) of every dataset change of the
+    /// workspace: what a page whose templates may name a dataset needs to redraw, without
+    /// showing the dataset (a board's collaborators may not read it).
+    pub dataset_notices: bool,
 }
 
 impl Filter {
@@ -114,8 +118,10 @@ impl Hub {
                         for event in events {
                             delivered = event.seq;
                             let frame = Frame::of(event);
-                            if filter.passes(&frame) || (share.is_some() && frame.is_dataset()) {
-                                queued.push_back(if share.is_some() {
+                            let notice =
+                                frame.is_dataset() && (share.is_some() || filter.dataset_notices);
+                            if filter.passes(&frame) || notice {
+                                queued.push_back(if share.is_some() || notice {
                                     frame.public_bytes()
                                 } else {
                                     frame.bytes.clone()
@@ -186,14 +192,18 @@ impl Viewer {
                         self.delivered = frame.seq;
                         // A share stream also passes a data-less notice of its workspace's
                         // dataset changes: a page's templates may name the dataset.
-                        if !(self.filter.passes(&frame)
-                            || (self.share.is_some() && frame.is_dataset()))
-                        {
+                        let notice = frame.is_dataset()
+                            && (self.share.is_some() || self.filter.dataset_notices);
+                        if !(self.filter.passes(&frame) || notice) {
                             continue;
                         }
                         self.heartbeat.reset();
                         let Some((item, store)) = &self.share else {
-                            return Some(frame.bytes.clone());
+                            return Some(if notice {
+                                frame.public_bytes()
+                            } else {
+                                frame.bytes.clone()
+                            });
                         };
                         // The item itself changed: it may have stopped being public.
                         if frame.resource_id == *item

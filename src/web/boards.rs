@@ -218,6 +218,7 @@ async fn open_events(
     )?;
     let filter = Filter {
         pinboard_ids: vec![id.to_owned()],
+        dataset_notices: true,
         ..Filter::default()
     };
     Ok(Some(

@@ -405,6 +405,22 @@ web_stores! {
         assert!(home.text().await.unwrap().contains("href=\"/login\""));
     }
 
+    async fn a_board_stream_carries_data_less_dataset_notices(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Sales"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("judy", "default", "/boards").await;
+        let mut stream = web.get(&format!("/boards/{id}/events"), Some(&cookie)).await;
+        assert_eq!(stream.status(), 200);
+        call(&web.app, &web.app.key, Method::POST, "/v1/datasets", Some(&json!({"name": "secret_numbers", "format": "json", "data": {"total": 4242}}))).await;
+        let mut seen = String::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !seen.contains("dataset.created") {
+            let chunk = tokio::time::timeout_at(deadline, stream.chunk()).await.expect("a notice in time").unwrap().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(!seen.contains("secret_numbers") && !seen.contains("4242"), "no dataset data: {seen}");
+    }
+
     async fn signing_out_ends_the_open_board_streams(web) {
         let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Wall"}))).await;
         let id = board.body["data"]["id"].as_str().unwrap().to_owned();
