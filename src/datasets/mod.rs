@@ -11,7 +11,7 @@ use serde_json::{value::RawValue, Value};
 use crate::{
     clock,
     error::{Error, Result},
-    pinboards::DESCRIPTION_CHARS,
+    pinboards::{check_description, DESCRIPTION_CHARS},
     pins::{any_value, non_empty, nullable, present},
     store::Dataset,
 };
@@ -122,16 +122,6 @@ fn check_name(name: &str) -> Result<()> {
             "1 to 64 characters of a-z, 0-9 and _",
         ))
     }
-}
-
-fn check_description(description: &str) -> Result<()> {
-    if description.chars().count() > DESCRIPTION_CHARS {
-        return Err(Error::validation(
-            "description",
-            format!("at most {DESCRIPTION_CHARS} characters"),
-        ));
-    }
-    Ok(())
 }
 
 /// The stored text of `data` for `format`: a markdown dataset's data must be a string, and

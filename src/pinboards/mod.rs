@@ -81,7 +81,8 @@ fn check_title(title: &str, limits: &Limits) -> Result<()> {
     Ok(())
 }
 
-fn check_description(description: &str) -> Result<()> {
+/// A description (of a board or a dataset): at most [`DESCRIPTION_CHARS`] characters.
+pub(crate) fn check_description(description: &str) -> Result<()> {
     if description.chars().count() > DESCRIPTION_CHARS {
         return Err(Error::validation(
             "description",

@@ -203,20 +203,7 @@ async fn tokens_are_refused_when_sign_in_is_off() {
 
 #[tokio::test]
 async fn the_jwks_can_come_from_a_url_fetched_again_at_most_every_10_s() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/jwks.json", listener.local_addr().expect("addr"));
-    let fetches = Arc::new(AtomicUsize::new(0));
-    let counter = fetches.clone();
-    let provider = axum::Router::new().route(
-        "/jwks.json",
-        axum::routing::get(move || async move {
-            counter.fetch_add(1, Ordering::SeqCst);
-            idp::jwks(&["k1"])
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, provider).await });
+    let (url, fetches) = jwks_url(idp::jwks(&["k1"])).await;
     let app = crate::helpers::TestApp::sqlite_with(&idp::config("RS256", &url, "")).await;
     let call = |token: String| {
         app.send(
