@@ -1,6 +1,12 @@
 //! One viewer's stream: the missed events (when it resumes), then the live ones that pass its
 //! filters, with a heartbeat, until it falls a buffer behind, the client goes, or the
 //! server shuts down.
+//!
+//! The missed events are read from the log a page at a time as the client takes them, so a
+//! viewer resuming far back holds one page, not its whole backlog; while it reads the log,
+//! the live frames it would have missed are in the log too, so falling behind the broadcast
+//! then costs nothing (it subscribes again), and only a viewer already on the live frames is
+//! ended for falling a buffer behind.
 
 use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::Duration};
 
@@ -51,10 +57,12 @@ struct Viewer {
     _feed: Arc<Feed>,
     frames: broadcast::Receiver<Arc<Frame>>,
     filter: Filter,
-    /// Sent already, or to send before the live frames.
+    /// To send before anything else.
     queued: VecDeque<Bytes>,
     /// The last id delivered: live frames up to it came through the backlog.
     delivered: i64,
+    /// While the viewer catches up: the workspace whose log it reads after `delivered`.
+    backlog: Option<(String, Store)>,
     heartbeat: tokio::time::Interval,
     stop: watch::Receiver<bool>,
     /// A share stream's item: frames carry what its page shows, and the stream ends when
@@ -103,35 +111,17 @@ impl Hub {
         share: Option<(String, Store)>,
     ) -> Result<Body> {
         let feed = self.feed(ws).await?;
-        // Subscribed before the backlog is read: whatever commits meanwhile is in one or
-        // both, and the ids keep it from being sent twice.
+        // Subscribed before the log is read: whatever commits meanwhile is in one or both,
+        // and the ids keep it from being sent twice.
         let frames = feed.subscribe();
         let mut queued = VecDeque::from([Bytes::from(format!("retry: {RETRY_MS}\n\n"))]);
         let mut delivered = 0;
+        let mut backlog = None;
         if let Resume::After(last) = resume {
             match self.resumable(&last).await? {
                 Some(after) => {
                     delivered = after;
-                    loop {
-                        let events = self.store.events_after(ws, delivered, BACKLOG_PAGE).await?;
-                        let full = events.len() as i64 == BACKLOG_PAGE;
-                        for event in events {
-                            delivered = event.seq;
-                            let frame = Frame::of(event);
-                            let notice =
-                                frame.is_dataset() && (share.is_some() || filter.dataset_notices);
-                            if filter.passes(&frame) || notice {
-                                queued.push_back(if share.is_some() || notice {
-                                    frame.public_bytes()
-                                } else {
-                                    frame.bytes.clone()
-                                });
-                            }
-                        }
-                        if !full {
-                            break;
-                        }
-                    }
+                    backlog = Some((ws.to_owned(), self.store.clone()));
                 }
                 None => queued.push_back(Bytes::from(
                     "event: reset\ndata: {\"reason\":\"the last event id is unknown or older than \
@@ -148,6 +138,7 @@ impl Hub {
             filter,
             queued,
             delivered,
+            backlog,
             heartbeat,
             stop: self.stop.subscribe(),
             share,
@@ -179,39 +170,80 @@ impl Hub {
 impl Viewer {
     /// The next bytes to send; `None` ends the stream.
     async fn next(&mut self) -> Option<Bytes> {
-        if let Some(bytes) = self.queued.pop_front() {
-            return Some(bytes);
+        loop {
+            if let Some(bytes) = self.queued.pop_front() {
+                return Some(bytes);
+            }
+            if *self.stop.borrow() {
+                return None;
+            }
+            if self.backlog.is_none() {
+                return self.live().await;
+            }
+            self.read_backlog().await?;
         }
-        if *self.stop.borrow() {
+    }
+
+    /// Queues the next page of the log after `delivered`; when it is the last, the viewer
+    /// goes on with the live frames. `None` when the log can't be read (the client resumes).
+    async fn read_backlog(&mut self) -> Option<()> {
+        let (ws, store) = self.backlog.as_ref()?;
+        // What the broadcast holds is in the log as well, after `delivered`: start it afresh,
+        // so a long catch-up never falls a buffer behind.
+        self.frames = self.frames.resubscribe();
+        let events = match store.events_after(ws, self.delivered, BACKLOG_PAGE).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the event log for a resuming viewer");
+                return None;
+            }
+        };
+        if (events.len() as i64) < BACKLOG_PAGE {
+            self.backlog = None;
+        }
+        for event in events {
+            self.delivered = event.seq;
+            let frame = Frame::of(event);
+            if let Some(bytes) = self.bytes_of(&frame) {
+                self.queued.push_back(bytes);
+            }
+        }
+        Some(())
+    }
+
+    /// What this viewer is sent of `frame`, if anything.
+    fn bytes_of(&self, frame: &Frame) -> Option<Bytes> {
+        // Share streams and pages also pass a data-less notice of their workspace's dataset
+        // changes: a page's templates may name the dataset.
+        let notice = frame.is_dataset() && (self.share.is_some() || self.filter.dataset_notices);
+        if !(self.filter.passes(frame) || notice) {
             return None;
         }
+        Some(if self.share.is_some() || notice {
+            frame.public_bytes()
+        } else {
+            frame.bytes.clone()
+        })
+    }
+
+    /// The next live frame for this viewer (or a heartbeat); `None` ends the stream.
+    async fn live(&mut self) -> Option<Bytes> {
         loop {
             tokio::select! {
                 frame = self.frames.recv() => match frame {
                     Ok(frame) if frame.seq > self.delivered => {
                         self.delivered = frame.seq;
-                        // A share stream also passes a data-less notice of its workspace's
-                        // dataset changes: a page's templates may name the dataset.
-                        let notice = frame.is_dataset()
-                            && (self.share.is_some() || self.filter.dataset_notices);
-                        if !(self.filter.passes(&frame) || notice) {
-                            continue;
-                        }
+                        let Some(bytes) = self.bytes_of(&frame) else { continue };
                         self.heartbeat.reset();
-                        let Some((item, store)) = &self.share else {
-                            return Some(if notice {
-                                frame.public_bytes()
-                            } else {
-                                frame.bytes.clone()
-                            });
-                        };
-                        // The item itself changed: it may have stopped being public.
-                        if frame.resource_id == *item
-                            && !matches!(store.shared_workspace(item).await, Ok(Some(_)))
-                        {
-                            return None;
+                        // The shared item itself changed: it may have stopped being public.
+                        if let Some((item, store)) = &self.share {
+                            if frame.resource_id == *item
+                                && !matches!(store.shared_workspace(item).await, Ok(Some(_)))
+                            {
+                                return None;
+                            }
                         }
-                        return Some(frame.public_bytes());
+                        return Some(bytes);
                     }
                     Ok(_) => {}
                     // A buffer behind (or the feed is gone): end; the client resumes.

@@ -416,6 +416,60 @@ async fn a_viewer_that_never_reads_is_ended_and_resumes_without_slowing_writers(
     }
 }
 
+/// A viewer resuming 1,120 events (22 MB, more than sockets buffer) back reads them from
+/// the log page by page: while its client has read none of them, 40 more writes overflow its
+/// buffer of 16 live events, yet it gets every event once, in order, then the live ones.
+#[tokio::test]
+async fn a_viewer_resuming_far_back_catches_up_from_the_log_while_writes_go_on() {
+    let padded = |i: usize| json!({"pin_type": "json", "pin_config": {"data": {"i": i, "pad": "x".repeat(20_000)}}});
+    for app in each_store("[events]\nbuffer = 16\n").await {
+        let mut stream = watch(&app, "").await;
+        let first = new_pin(&app, "first").await;
+        let from = stream.next_event().await;
+        assert_eq!(from.data["id"], json!(first));
+        drop(stream);
+        let mut resumed = None;
+        let mut made = Vec::new();
+        for b in 0..29 {
+            let pins: Vec<Value> = (0..40).map(|i| padded(b * 40 + i)).collect();
+            if b == 28 {
+                // The first 1,120 are in the log: resume, and read nothing until the last
+                // 40 are in too.
+                let last = from.id.clone().unwrap();
+                let opened =
+                    Stream::open(&app, "/v1/events", &app.key, &[("Last-Event-ID", &last)]).await;
+                assert_eq!(opened.status, 200);
+                resumed = Some(opened);
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            let created = app
+                .post("/v1/pins/batch", &json!({"pins": pins}))
+                .await
+                .expect(200);
+            made.extend(
+                created
+                    .data()
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p["pin_id"].clone()),
+            );
+        }
+        let mut stream = resumed.expect("resumed");
+        let events = stream.events(made.len()).await;
+        let ids: Vec<i64> = events.iter().map(id_of).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids increase");
+        let got: Vec<Value> = events.iter().map(|e| e.data["id"].clone()).collect();
+        assert_eq!(got, made, "every event once, in order");
+        let after = new_pin(&app, "after").await;
+        assert_eq!(
+            stream.next_event().await.data["id"],
+            json!(after),
+            "then the live ones"
+        );
+    }
+}
+
 #[tokio::test]
 async fn an_idle_stream_sends_a_heartbeat() {
     for app in each_store("[events]\nheartbeat_secs = 1\n").await {
