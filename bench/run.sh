@@ -6,7 +6,9 @@
 # BENCH_STORES=postgres picks stores, BENCH_PG_URL the server, BENCH_PROFILE=release|debug
 # the build (release unless --smoke), BENCH_ONLY=rendered only the rendered-list figure
 # (each store filled as for the list figure, nothing else measured), BENCH_ONLY=mcp only
-# the MCP figure (REST POST /v1/pins, then tools/call create_pin, nothing else measured).
+# the MCP figure (REST POST /v1/pins, then tools/call create_pin, nothing else measured),
+# BENCH_ONLY=events only the live-events figures (REST POST /v1/pins with no viewer, then
+# the push probes and POST/s with 1,000 viewers; with dashing-js's push figures).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp) ;; *) echo "BENCH_ONLY: only 'rendered' and 'mcp' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp' and 'events' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -122,14 +124,16 @@ fi
 
 # The peer, dashing-js: its POST/s, and its push-to-viewer p99 at 100 and 1,000 viewers.
 PEER=../shared/bench/peer-dashing
-DASHING_RPS="" DASHING_PUSH_100="" DASHING_PUSH_1000=""
+DASHING_RPS="" DASHING_PUSH_100="" DASHING_PUSH_1000="" DASHING_LOADED=""
 peer_field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2" | tail -n 1; }
-if [ $SMOKE = 0 ] && [ -z "$ONLY" ] && [ -f $PEER/run.sh ]; then
+if [ $SMOKE = 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = events ]; } && [ -f $PEER/run.sh ]; then
   out=$(bash $PEER/run.sh "$DUR" 2>/dev/null || true)
   DASHING_RPS=$(peer_field post_rps "$out")
   DASHING_PUSH_100=$(peer_field push_p99_ms "$out")
-  out=$(SSE_VIEWERS=1000 bash $PEER/run.sh 3 2>/dev/null || true)
+  out=$(SSE_VIEWERS=1000 LOADED_VIEWERS=1000 bash $PEER/run.sh "$DUR" 2>/dev/null || true)
   DASHING_PUSH_1000=$(peer_field push_p99_ms "$out")
+  DASHING_LOADED=$(peer_field post_rps_1000v "$out")
+  [ -n "$DASHING_LOADED" ] && line "dashing-js.post_rps_1000_viewers (vs its own with none)" "$DASHING_LOADED" "$(peer_field post_rps "$out")"
 fi
 
 bench_store() {
@@ -161,6 +165,11 @@ bench_store() {
   fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  if [ "$ONLY" = events ]; then
+    line "$store.post_pin_rps (no viewer)" "$post_rps" "$post_rps"
+    bench_events "$store" "$base" "$key" "$pid" "$post_rps"
+    return
+  fi
   bench_mcp "$store" "$base" "$key" "$post_rps" "$post_p99"
   [ "$ONLY" = mcp ] && return
   id=$(curl -sf -H "Authorization: Bearer $key" -H 'Content-Type: application/json' -d @"$WORK/pin.json" "$base/v1/pins" \
@@ -315,9 +324,14 @@ print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expecte
   done
   read -r loaded_rps _ <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   line "$store.post_pin_rps_${k}_viewers (vs none, target >= 0.8)" "$loaded_rps" "$post_rps"
+  [ -n "$DASHING_LOADED" ] && line "$store.post_pin_rps_${k}_viewers (vs dashing-js with ${k} viewers)" "$loaded_rps" "$DASHING_LOADED"
   line "$store.rss_${k}_viewers_mib (target < 128)" "$(rss_mib $pid)" 128
+  # Viewers the server ended for falling a buffer behind (the drain does not resume).
+  local open
+  open=$(ss -Htn state established "( sport = :${base##*:} )" | wc -l)
   kill -TERM $drain 2>/dev/null || true
   wait $drain 2>/dev/null || true
+  echo "$store.drain_${k}_viewers: still_open=$open of $k, bytes_read=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bytes_read"])' "$WORK/drain.json" 2>/dev/null || echo n/a)"
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"

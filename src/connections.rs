@@ -18,7 +18,7 @@ use std::{
     net::SocketAddr,
     pin::Pin,
     sync::{
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
         Arc,
     },
     task::{Context, Poll},
@@ -53,6 +53,9 @@ pub struct HttpSettings {
     pub idle_timeout_secs: u64,
     /// Seconds a request body may go without a byte before the request ends (408).
     pub body_stall_secs: u64,
+    /// Niceness (0-19) of the threads that serve event streams: above 0, a machine short of
+    /// CPU runs requests first and pushes to viewers with what is left (see [`serve`]).
+    pub stream_nice: i32,
 }
 
 /// What a connection is doing, shared by its socket, its service and its watchdog.
@@ -64,6 +67,9 @@ struct Watch {
     idle_since: AtomicU64,
     /// When the first byte arrived since it became idle (ms since `start` + 1; 0: none).
     head_since: AtomicU64,
+    /// An HTTP/1 response on it is an event stream: the connection moves to the stream
+    /// threads.
+    streaming: AtomicBool,
 }
 
 impl Watch {
@@ -73,6 +79,7 @@ impl Watch {
             in_flight: AtomicUsize::new(0),
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
+            streaming: AtomicBool::new(false),
         })
     }
 
@@ -211,12 +218,24 @@ pub fn stall_limited(req: Request, stall: Duration) -> Request {
 
 /// Serves `app` on `listener` until `shutdown` resolves, then asks every connection to
 /// finish its requests and waits for them; `stopping` is told when that begins.
+///
+/// A connection whose response is an event stream (HTTP/1) moves to threads of its own,
+/// niced by `http.stream_nice`: every event is a write on each viewer's socket, and when
+/// the machine is short of CPU those writes, not the requests, should wait. A viewer left
+/// a buffer behind is ended and resumes from the log (see [`crate::events`]).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     settings: HttpSettings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
+    let streams = match StreamThreads::start(settings.stream_nice) {
+        Ok(streams) => streams,
+        Err(e) => {
+            tracing::error!(error = %e, "starting the event stream threads");
+            return;
+        }
+    };
     let graceful = GracefulShutdown::new();
     let settings = Arc::new(settings);
     tokio::pin!(shutdown);
@@ -245,7 +264,8 @@ pub async fn serve(
             .into_owned();
         let connection = graceful.watch(connection);
         let settings = settings.clone();
-        tokio::spawn(async move {
+        let guard = watch.clone();
+        let served = async move {
             let watchdog = async {
                 let mut tick = tokio::time::interval(Duration::from_millis(500));
                 loop {
@@ -263,10 +283,82 @@ pub async fn serve(
                 }
                 () = watchdog => tracing::debug!(%peer, "closed a slow or idle connection"),
             }
+        };
+        tokio::spawn(Handoff {
+            served: Some(Box::pin(served)),
+            watch: guard,
+            streams: streams.handle(),
         });
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// The runtime whose threads serve event streams.
+struct StreamThreads(Option<tokio::runtime::Runtime>);
+
+impl StreamThreads {
+    fn start(nice: i32) -> std::io::Result<StreamThreads> {
+        let threads = std::thread::available_parallelism().map_or(2, usize::from);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("corkboard-streams")
+            .on_thread_start(move || {
+                if nice > 0 {
+                    if let Err(e) = rustix::process::setpriority_process(None, nice.min(19)) {
+                        tracing::warn!(error = %e, "could not lower the stream threads' priority");
+                    }
+                }
+            })
+            .enable_all()
+            .build()?;
+        Ok(StreamThreads(Some(runtime)))
+    }
+
+    fn handle(&self) -> tokio::runtime::Handle {
+        match &self.0 {
+            Some(runtime) => runtime.handle().clone(),
+            None => tokio::runtime::Handle::current(),
+        }
+    }
+}
+
+impl Drop for StreamThreads {
+    fn drop(&mut self) {
+        // Dropped inside the server's task, where a runtime may not block to stop.
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// A connection's task: moves the connection to the stream threads once a response on
+/// it is an event stream.
+struct Handoff<F> {
+    served: Option<Pin<Box<F>>>,
+    watch: Arc<Watch>,
+    streams: tokio::runtime::Handle,
+}
+
+impl<F: Future<Output = ()> + Send + 'static> Future for Handoff<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(served) = self.served.as_mut() else {
+            return Poll::Ready(());
+        };
+        if served.as_mut().poll(cx).is_ready() {
+            self.served = None;
+            return Poll::Ready(());
+        }
+        if self.watch.streaming.load(Ordering::Acquire) {
+            if let Some(served) = self.served.take() {
+                self.streams.spawn(served);
+            }
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
 }
 
 /// The router for one connection: its peer address as `ConnectInfo`, and its requests
@@ -288,13 +380,25 @@ fn connection_service(
         let watch = watch.clone();
         async move {
             watch.request_started();
-            let in_flight = InFlight(watch);
+            let in_flight = InFlight(watch.clone());
+            let http1 = req.version() < axum::http::Version::HTTP_2;
             req.extensions_mut().insert(ConnectInfo(peer));
             let response = app.oneshot(req.map(Body::new)).await?;
+            if http1 && is_event_stream(&response) {
+                watch.streaming.store(true, Ordering::Release);
+            }
             Ok(response.map(|body| Tracked {
                 body,
                 _in_flight: in_flight,
             }))
         }
     })
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }

@@ -554,6 +554,34 @@ async fn a_viewer_on_one_replica_sees_every_replicas_changes_in_one_order() {
     assert_eq!(rest, made[3..]);
 }
 
+/// Event streams are pushed by threads of their own at the niceness `http.stream_nice`
+/// (what `ps -L -o ni,comm` shows), so a machine short of CPU serves requests first.
+#[tokio::test]
+async fn streams_are_pushed_by_threads_at_the_configured_niceness() {
+    let niceness = |comm: &str| -> Vec<i64> {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc");
+        tasks
+            .filter_map(|task| {
+                let path = task.ok()?.path();
+                let name = std::fs::read_to_string(path.join("comm")).ok()?;
+                let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+                // Field 19 is the nice value; the fields after the `(comm)` are plain.
+                let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+                (name.trim() == comm).then(|| fields[16].parse().ok())?
+            })
+            .collect()
+    };
+    let app = TestApp::sqlite_with("[http]\nstream_nice = 7\n").await;
+    let mut stream = watch(&app, "").await;
+    let pin = new_pin(&app, "seen").await;
+    assert_eq!(stream.next_event().await.data["id"], json!(pin));
+    assert!(
+        niceness("corkboard-strea").contains(&7),
+        "{:?}",
+        niceness("corkboard-strea")
+    );
+}
+
 #[tokio::test]
 async fn shutting_down_ends_the_streams() {
     for app in each_store("").await {
