@@ -26,9 +26,9 @@ for tool in wrk pgbench psql python3 curl node ss; do
 done
 
 if [ "$PROFILE" = release ]; then
-  cargo build --release --quiet --bin corkboard --example http_ceiling
+  cargo build --release --quiet --bin corkboard --example http_ceiling --example push_floor
 else
-  cargo build --quiet --bin corkboard --example http_ceiling
+  cargo build --quiet --bin corkboard --example http_ceiling --example push_floor
 fi
 BIN=$PWD/target/$PROFILE/corkboard
 WORK=$(mktemp -d)
@@ -134,6 +134,26 @@ if [ $SMOKE = 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = events ]; } && [ -f $PEER/r
   DASHING_PUSH_1000=$(peer_field push_p99_ms "$out")
   DASHING_LOADED=$(peer_field post_rps_1000v "$out")
   [ -n "$DASHING_LOADED" ] && line "dashing-js.post_rps_1000_viewers (vs its own with none)" "$DASHING_LOADED" "$(peer_field post_rps "$out")"
+fi
+
+# The push floor (bench/push_floor.rs): the same probe against a server that stores and checks
+# nothing and writes each frame on every viewer's socket in one loop: the latency the probe
+# and the kernel alone give on this machine, at the same viewer counts as ours.
+FLOOR_PUSH_100="" FLOOR_PUSH_1000=""
+if [ -z "$ONLY" ] || [ "$ONLY" = events ]; then
+  FLOOR_PORT=$(free_port)
+  "target/$PROFILE/examples/push_floor" "127.0.0.1:$FLOOR_PORT" & PIDS+=($!)
+  for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$FLOOR_PORT) 2>/dev/null && break; sleep 0.1; done
+  floor_viewers=(100 1000) floor_updates=50
+  [ $SMOKE = 1 ] && floor_viewers=(5 20) floor_updates=3
+  for k in "${floor_viewers[@]}"; do
+    p99=$(timeout 150 node $PEER/sse_probe.js --url "http://127.0.0.1:$FLOOR_PORT" --events /v1/events --post /v1/pins \
+      --body '{"pin_type": "json", "pin_config": {"data": {}}}' --seq-into pin_config.data \
+      --viewers "$k" --updates "$floor_updates" --interval-ms 100 \
+      | python3 -c 'import json, sys; o = json.load(sys.stdin); print(o["push_p99_ms"] if o["deliveries"] == o["deliveries_expected"] else "")')
+    echo "push_floor.push_${k}v: p99_ms=$p99"
+    [ "$k" = "${floor_viewers[0]}" ] && FLOOR_PUSH_100=$p99 || FLOOR_PUSH_1000=$p99
+  done
 fi
 
 bench_store() {
@@ -311,6 +331,9 @@ print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expecte
     local peer_p99=$DASHING_PUSH_100
     [ $k = 1000 ] && peer_p99=$DASHING_PUSH_1000
     [ -n "$peer_p99" ] && line "$store.push_p99_ms_${k}v (vs dashing-js, target <= 0.4 at 1000)" "$p99" "$peer_p99"
+    local floor_p99=$FLOOR_PUSH_100
+    [ $k = "${viewers[-1]}" ] && floor_p99=$FLOOR_PUSH_1000
+    line "$store.push_p99_ms_${k}v (vs the push floor: probe and kernel alone)" "$p99" "$floor_p99"
   done
   k=${viewers[-1]}
   timeout $((DUR + 60)) node $probe --mode drain --url "$base" --events /v1/events \
