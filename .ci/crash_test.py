@@ -28,29 +28,12 @@ import json
 import os
 import random
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import uuid
 
-PASSED = 0
-FAILED = []
-
-
-def check(name, condition, detail=""):
-    """Records one check."""
-    global PASSED
-    if condition:
-        PASSED += 1
-        print(f"ok   {name}")
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}{': ' + str(detail)[:3000] if detail != '' else ''}")
-
+from ci_support import FAILED, Server, check, cli, finish, store_env
 
 def pin_body(title):
     return {
@@ -100,55 +83,6 @@ class Client:
 
 
 # --- servers and stores --------------------------------------------------------------------
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, binary, env, log):
-        self.port = free_port()
-        self.log_path = log
-        env = dict(env, CORKBOARD_LISTEN=f"127.0.0.1:{self.port}")
-        self.log = open(log, "a")
-        self.proc = subprocess.Popen([binary, "serve"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    if s.recv(64).startswith(b"HTTP/1.1 200"):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"the server did not become ready (see {log})")
-
-    def kill9(self):
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-        self.log.close()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        if not self.log.closed:
-            self.log.close()
-
-
-def cli(binary, env, *args):
-    return subprocess.run([binary, *args], env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
 # --- the load ------------------------------------------------------------------------------
@@ -306,22 +240,20 @@ def settle_doubt(ledger):
 
 
 def run_store(store, binary, work, pg_admin, args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORKBOARD_") and k != "DATABASE_URL"}
-    env["RUST_LOG"] = env.get("RUST_LOG", "warn")
+    try:
+        with store_env(store, work, pg_admin, "crash") as env:
+            run_rounds(store, binary, work, env, args)
+    except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its checks
+        check(f"{store}: set-up", False, f"{type(err).__name__}: {err}")
+
+
+def run_rounds(store, binary, work, env, args):
     # Limits raised by settings (thousands of writes a second from one key), never switched off.
     env.update({
         "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE": "10000000",
         "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR": "10000000",
         "CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY": "10000000",
     })
-    database = None
-    if store == "postgres":
-        database = f"corkboard_crash_{os.getpid()}"
-        subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c", f"CREATE DATABASE {database}"], check=True)
-        env["DATABASE_URL"] = f"{pg_admin}/{database}"
-    else:
-        env["CORKBOARD_DATA_DIR"] = os.path.join(work, store)
-        env["DATABASE_URL"] = ""
     log = os.path.join(work, f"{store}.log")
     ledger = Ledger()
     server = None
@@ -371,9 +303,6 @@ def run_store(store, binary, work, pg_admin, args):
     finally:
         if server is not None:
             server.stop()
-        if database:
-            subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c",
-                            f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"], check=False)
 
 
 def main():
@@ -400,10 +329,7 @@ def main():
         else:
             shutil.rmtree(work, ignore_errors=True)
     print(f"# {time.monotonic() - started:.1f} s in all")
-    if FAILED:
-        print("failed: " + "; ".join(FAILED))
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    sys.exit(1 if FAILED or not PASSED else 0)
+    finish()
 
 
 if __name__ == "__main__":

@@ -20,11 +20,7 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
-import time
 import traceback
 import urllib.error
 import urllib.request
@@ -39,6 +35,8 @@ except ImportError:  # older 1.x
     _new_client = None
 from mcp.client.streamable_http import streamablehttp_client as _old_client
 
+from ci_support import FAILED, Server, check, cli, finish, store_env
+
 TOOLS = {
     "list_pin_types", "create_pin", "create_pins", "get_pin", "list_pins", "update_pin",
     "delete_pin", "share_pin", "create_pinboard", "list_pinboards", "get_pinboard",
@@ -50,21 +48,6 @@ WITH_ID = {
     "place_pin", "get_dataset", "update_dataset", "delete_dataset",
 }
 CALL_TIMEOUT = 30
-
-PASSED = 0
-FAILED = []
-
-
-def check(name, condition, detail=""):
-    """Records one check."""
-    global PASSED
-    if condition:
-        PASSED += 1
-        print(f"ok   {name}")
-    else:
-        FAILED.append(name)
-        print(f"FAIL {name}{': ' + str(detail)[:2000] if detail != '' else ''}")
-
 
 def stat_cards(title, tag=None, trend="up"):
     body = {
@@ -472,53 +455,15 @@ async def shared_bucket(store, url, base, rest_first_key, mcp_first_key):
 # --- servers and stores ------------------------------------------------------------------
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, binary, env, log):
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        env = dict(env, CORKBOARD_LISTEN=f"127.0.0.1:{self.port}")
-        self.log = open(log, "w")
-        self.proc = subprocess.Popen([binary, "serve"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(100):
-            try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"the server did not start (see {log})")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.log.close()
-
-
-def cli(binary, env, *args):
-    return subprocess.run([binary, *args], env=env, check=True, capture_output=True, text=True).stdout.strip()
-
-
 def run_store(store, binary, work, pg_admin):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CORKBOARD_") and k != "DATABASE_URL"}
-    env["RUST_LOG"] = env.get("RUST_LOG", "warn")
-    database = None
-    if store == "postgres":
-        database = f"corkboard_mcp_{os.getpid()}"
-        subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c", f"CREATE DATABASE {database}"], check=True)
-        env["DATABASE_URL"] = f"{pg_admin}/{database}"
-    else:
-        env["CORKBOARD_DATA_DIR"] = os.path.join(work, store)
-        env["DATABASE_URL"] = ""
+    try:
+        with store_env(store, work, pg_admin, "mcp") as env:
+            run_scenarios(store, binary, work, env)
+    except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its checks
+        check(f"{store}: set-up", False, f"{type(err).__name__}: {err}")
+
+
+def run_scenarios(store, binary, work, env):
     servers = []
     try:
         cli(binary, env, "migrate")
@@ -569,9 +514,6 @@ def run_store(store, binary, work, pg_admin):
     finally:
         for server in servers:
             server.stop()
-        if database:
-            subprocess.run(["psql", "-q", f"{pg_admin}/postgres", "-c",
-                            f"DROP DATABASE IF EXISTS {database} WITH (FORCE)"], check=False)
 
 
 def main():
@@ -590,10 +532,7 @@ def main():
             print(f"# server logs kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    if FAILED:
-        print("failed: " + "; ".join(FAILED))
-    print(f"{PASSED} passed, {len(FAILED)} failed")
-    sys.exit(1 if FAILED or not PASSED else 0)
+    finish()
 
 
 if __name__ == "__main__":
