@@ -10,6 +10,7 @@ import struct
 import subprocess
 import tempfile
 import time
+import traceback
 import urllib.error
 import urllib.request
 import zlib
@@ -224,3 +225,19 @@ class Proxy:
     def close(self):
         self.cut()
         self.listener.close()
+
+
+def run_tests(tests, *args):
+    """Runs each test function with `args`, printing `ok` with its time or `FAIL` with its
+    traceback; returns (passed, failed)."""
+    passed = failed = 0
+    for fn in tests:
+        t = time.monotonic()
+        try:
+            fn(*args)
+            passed += 1
+            print(f"ok    {fn.__name__} ({time.monotonic() - t:.1f} s)", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
+    return passed, failed

@@ -9,11 +9,10 @@ binary, `cargo build` first) on a fresh SQLite store. Prints one line per test a
 
 import sys
 import time
-import traceback
 
 from playwright.sync_api import sync_playwright
 
-from harness import Proxy, Server, launch, offline_images
+from harness import Proxy, Server, launch, offline_images, run_tests
 
 TESTS = []
 
@@ -279,21 +278,11 @@ def without_javascript_the_content_still_shows(server, browser):
 
 def main():
     wanted = sys.argv[1:]
-    passed = failed = 0
     started = time.monotonic()
     with Server() as server, sync_playwright() as p:
         browser = launch(p)
-        for fn in TESTS:
-            if wanted and fn.__name__ not in wanted:
-                continue
-            t = time.monotonic()
-            try:
-                fn(server, browser)
-                passed += 1
-                print(f"ok    {fn.__name__} ({time.monotonic() - t:.1f} s)", flush=True)
-            except Exception:
-                failed += 1
-                print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
+        tests = [fn for fn in TESTS if not wanted or fn.__name__ in wanted]
+        passed, failed = run_tests(tests, server, browser)
         browser.close()
     print(f"browser tests took {time.monotonic() - started:.0f} s")
     print(f"{passed} passed, {failed} failed")

@@ -17,12 +17,11 @@ import secrets
 import sys
 import threading
 import time
-import traceback
 import urllib.parse
 
 from playwright.sync_api import sync_playwright
 
-from harness import Server, free_port, launch, offline_images
+from harness import Server, free_port, launch, offline_images, run_tests
 
 CLIENT_ID = "corkboard-web"
 SECRET = secrets.token_hex(32)
@@ -146,18 +145,9 @@ def main():
         "CORKBOARD_AUTH__JWT__DEFAULT_ROLE": "viewer",
         "CORKBOARD_AUTH__OIDC__CLIENT_ID": CLIENT_ID,
     }
-    passed = failed = 0
     with Server(env=env) as server, sync_playwright() as p:
         browser = launch(p)
-        for fn in [login_ends_on_the_live_board]:
-            t = time.monotonic()
-            try:
-                fn(server, browser, provider)
-                passed += 1
-                print(f"ok    {fn.__name__} ({time.monotonic() - t:.1f} s)", flush=True)
-            except Exception:
-                failed += 1
-                print(f"FAIL  {fn.__name__}\n{traceback.format_exc()}", flush=True)
+        passed, failed = run_tests([login_ends_on_the_live_board], server, browser, provider)
         browser.close()
     provider.httpd.shutdown()
     print(f"{passed} passed, {failed} failed")
