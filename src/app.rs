@@ -228,17 +228,18 @@ pub async fn serve(
         let _ = stopping_tx.send(());
     });
     tokio::pin!(server);
-    tokio::select! {
-        () = &mut server => {}
+    let served = tokio::select! {
+        result = &mut server => result,
         _ = async {
             let _ = stopping_rx.await;
             tokio::time::sleep(grace).await;
         } => {
             tracing::warn!("grace period over; dropping remaining requests");
+            Ok(())
         }
     };
     store.close().await;
-    Ok(())
+    served
 }
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -228,14 +228,8 @@ pub async fn serve(
     app: Router,
     settings: HttpSettings,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) {
-    let streams = match StreamThreads::start(settings.stream_nice) {
-        Ok(streams) => streams,
-        Err(e) => {
-            tracing::error!(error = %e, "starting the event stream threads");
-            return;
-        }
-    };
+) -> std::io::Result<()> {
+    let streams = StreamThreads::start(settings.stream_nice)?;
     let graceful = GracefulShutdown::new();
     let settings = Arc::new(settings);
     tokio::pin!(shutdown);
@@ -292,10 +286,15 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+    Ok(())
 }
 
 /// The runtime whose threads serve event streams.
-struct StreamThreads(Option<tokio::runtime::Runtime>);
+struct StreamThreads {
+    handle: tokio::runtime::Handle,
+    /// Taken when dropped.
+    runtime: Option<tokio::runtime::Runtime>,
+}
 
 impl StreamThreads {
     fn start(nice: i32) -> std::io::Result<StreamThreads> {
@@ -312,21 +311,21 @@ impl StreamThreads {
             })
             .enable_all()
             .build()?;
-        Ok(StreamThreads(Some(runtime)))
+        Ok(StreamThreads {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
+        })
     }
 
     fn handle(&self) -> tokio::runtime::Handle {
-        match &self.0 {
-            Some(runtime) => runtime.handle().clone(),
-            None => tokio::runtime::Handle::current(),
-        }
+        self.handle.clone()
     }
 }
 
 impl Drop for StreamThreads {
     fn drop(&mut self) {
         // Dropped inside the server's task, where a runtime may not block to stop.
-        if let Some(runtime) = self.0.take() {
+        if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
     }
