@@ -24,6 +24,7 @@ pub mod render;
 pub mod store;
 pub mod templates;
 pub mod web;
+pub mod wire;
 
 pub use app::{router, serve, AppState};
 pub use config::Settings;

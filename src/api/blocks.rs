@@ -16,10 +16,11 @@ use crate::{
     auth::{Auth, PinsRead, PinsWrite},
     blocks::ops::{self, BlockRecord, CreateBlockBody, OrderBody, UpdateBlockBody},
     error::Result,
-    pins::ops::{render_flag, Deleted, RenderParams},
+    pins::ops::{render_flag, RenderParams},
+    wire::Deleted,
 };
 
-type Record = BlockRecord<'static>;
+type Record = BlockRecord;
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str, id: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("blocks").id(id)
@@ -74,9 +75,7 @@ async fn list(
     ApiQuery(params): ApiQuery<RenderParams>,
 ) -> Result<Envelope<One<Vec<Record>>>> {
     let render = render_flag(params.render.as_deref())?;
-    Ok(Envelope::new(
-        ops::list(&state, &auth.principal, &id, render).await?,
-    ))
+    Envelope::of(&ops::list(&state, &auth.principal, &id, render).await?)
 }
 
 async fn create(
@@ -85,9 +84,7 @@ async fn create(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiJson(body, _): ApiJson<CreateBlockBody>,
 ) -> Result<Envelope<One<Record>>> {
-    Ok(Envelope::new(
-        ops::create(&state, &auth.principal, &id, body).await?,
-    ))
+    Envelope::of(&ops::create(&state, &auth.principal, &id, body).await?)
 }
 
 async fn reorder(
@@ -96,9 +93,7 @@ async fn reorder(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiJson(body, _): ApiJson<OrderBody>,
 ) -> Result<Envelope<One<Vec<Record>>>> {
-    Ok(Envelope::new(
-        ops::reorder(&state, &auth.principal, &id, body).await?,
-    ))
+    Envelope::of(&ops::reorder(&state, &auth.principal, &id, body).await?)
 }
 
 async fn read(
@@ -106,9 +101,7 @@ async fn read(
     auth: Auth<PinsRead>,
     ApiPath(BlockPath { id, block_id }): ApiPath<BlockPath>,
 ) -> Result<Envelope<One<Record>>> {
-    Ok(Envelope::new(
-        ops::get(&state, &auth.principal, &id, &block_id).await?,
-    ))
+    Envelope::of(&ops::get(&state, &auth.principal, &id, &block_id).await?)
 }
 
 async fn update(
@@ -117,17 +110,13 @@ async fn update(
     ApiPath(BlockPath { id, block_id }): ApiPath<BlockPath>,
     ApiJson(body, _): ApiJson<UpdateBlockBody>,
 ) -> Result<Envelope<One<Record>>> {
-    Ok(Envelope::new(
-        ops::update(&state, &auth.principal, &id, &block_id, body).await?,
-    ))
+    Envelope::of(&ops::update(&state, &auth.principal, &id, &block_id, body).await?)
 }
 
 async fn delete(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     ApiPath(BlockPath { id, block_id }): ApiPath<BlockPath>,
-) -> Result<Envelope<One<Deleted<'static>>>> {
-    Ok(Envelope::new(
-        ops::delete(&state, &auth.principal, &id, &block_id).await?,
-    ))
+) -> Result<Envelope<One<Deleted>>> {
+    Envelope::of(&ops::delete(&state, &auth.principal, &id, &block_id).await?)
 }

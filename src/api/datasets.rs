@@ -9,18 +9,17 @@ use axum::{extract::State, http::HeaderMap};
 
 use super::{
     docs::{self, One, Page},
-    pins::precondition,
-    ApiJson, ApiPath, ApiQuery, DatasetPath, Envelope,
+    precondition, ApiJson, ApiPath, ApiQuery, DatasetPath, Envelope,
 };
 use crate::{
     app::AppState,
     auth::{Auth, DatasetsRead, DatasetsWrite, Principal},
     datasets::{ops, CreateDatasetBody, DatasetRecord, UpdateDatasetBody},
     error::Result,
-    pins::ops::{Deleted, PageParams},
+    wire::{Deleted, PageParams},
 };
 
-type Record = DatasetRecord<'static>;
+type Record = DatasetRecord;
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("datasets")
@@ -74,8 +73,7 @@ async fn list(
     auth: Auth<DatasetsRead>,
     ApiQuery(params): ApiQuery<PageParams>,
 ) -> Result<Envelope<Page<Record>>> {
-    let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
-    Ok(Envelope::paginated(data, &pagination))
+    Envelope::page(&ops::list(&state, &auth.principal, &params).await?)
 }
 
 async fn create(
@@ -83,9 +81,7 @@ async fn create(
     auth: Auth<DatasetsWrite>,
     ApiJson(body, _): ApiJson<CreateDatasetBody>,
 ) -> Result<Envelope<One<Record>>> {
-    Ok(Envelope::new(
-        ops::create(&state, &auth.principal, body).await?,
-    ))
+    Envelope::of(&ops::create(&state, &auth.principal, body).await?)
 }
 
 async fn read(
@@ -93,8 +89,8 @@ async fn read(
     auth: Auth<DatasetsRead>,
     ApiPath(DatasetPath { id }): ApiPath<DatasetPath>,
 ) -> Result<Envelope<One<Record>>> {
-    let (data, version) = ops::get(&state, &auth.principal, &id).await?;
-    Ok(Envelope::new(data).with_etag(version))
+    let record = ops::get(&state, &auth.principal, &id).await?;
+    Ok(Envelope::of(&record)?.with_etag(record.version))
 }
 
 async fn replace(
@@ -126,8 +122,8 @@ async fn update(
     body: UpdateDatasetBody,
     merge: bool,
 ) -> Result<Envelope<One<Record>>> {
-    let (data, version) = ops::update(state, who, id, body, merge, precondition(headers)).await?;
-    Ok(Envelope::new(data).with_etag(version))
+    let record = ops::update(state, who, id, body, merge, precondition(headers)).await?;
+    Ok(Envelope::of(&record)?.with_etag(record.version))
 }
 
 async fn delete(
@@ -135,8 +131,6 @@ async fn delete(
     auth: Auth<DatasetsWrite>,
     ApiPath(DatasetPath { id }): ApiPath<DatasetPath>,
     headers: HeaderMap,
-) -> Result<Envelope<One<Deleted<'static>>>> {
-    Ok(Envelope::new(
-        ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?,
-    ))
+) -> Result<Envelope<One<Deleted>>> {
+    Envelope::of(&ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?)
 }

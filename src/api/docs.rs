@@ -20,7 +20,7 @@ use super::{ApiJson, ApiPath, ApiQuery, Envelope};
 use crate::{
     auth::{Auth, BoardAuth, RequiredScope},
     error::Error,
-    pins::ops::IdempotencyKey,
+    wire::IdempotencyKey,
 };
 
 /// Name of the bearer security scheme in the document.
@@ -42,7 +42,7 @@ pub struct Page<T> {
     #[schemars(extend("const" = true))]
     pub success: bool,
     pub data: Vec<T>,
-    pub pagination: crate::pins::ops::Pagination,
+    pub pagination: crate::wire::Pagination,
 }
 
 /// `{"success": true, "data": [T], "missing": [id]}`: a batch read.

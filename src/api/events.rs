@@ -25,7 +25,7 @@ use crate::{
     auth::{on_board, require, Principal, Scope},
     error::{Error, Result},
     events::{Filter, Resume},
-    pins::non_null,
+    wire::body::non_null,
 };
 
 /// Every event name a stream can carry (the `type` filter's values).
@@ -130,7 +130,7 @@ struct EventDoc {
     at: String,
     /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
     /// delete; for `pinboard.*` the board with its placements.
-    #[schemars(schema_with = "crate::pins::any_value")]
+    #[schemars(schema_with = "crate::wire::body::any_value")]
     data: serde_json::Value,
 }
 

@@ -10,7 +10,7 @@ use axum::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{app::AppState, error::Error, pin_types, pins::parse_body};
+use crate::{app::AppState, error::Error, pin_types, wire::parse_body};
 
 /// A parsed JSON body, with the bytes it came from (idempotency keys hash them).
 pub struct ApiJson<T>(pub T, pub Bytes);

@@ -23,7 +23,6 @@ pub use path::{
     ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinPath, PlacementPath,
     SharePath,
 };
-pub(crate) use pin_types::catalogue as pin_types_catalogue;
 pub use query::ApiQuery;
 
 use std::marker::PhantomData;
@@ -39,7 +38,7 @@ use serde_json::value::RawValue;
 use crate::{
     app::AppState,
     error::Error,
-    pins::ops::{to_data, Pagination},
+    wire::{Found, Outcome, Page, Precondition},
 };
 
 /// Every route of the service. The API routes are documented as they are declared; the
@@ -91,13 +90,13 @@ pub fn router(state: AppState) -> Router {
 /// the data is built as JSON text (some of it by the store), the type says what it is.
 pub struct Envelope<B> {
     data: Box<RawValue>,
-    extra: Option<(&'static str, String)>,
+    extra: Option<(&'static str, Box<RawValue>)>,
     headers: Vec<(header::HeaderName, HeaderValue)>,
     shape: PhantomData<fn() -> B>,
 }
 
 impl<B> Envelope<B> {
-    pub fn new(data: Box<RawValue>) -> Self {
+    fn new(data: Box<RawValue>) -> Self {
         Envelope {
             data,
             extra: None,
@@ -106,19 +105,36 @@ impl<B> Envelope<B> {
         }
     }
 
-    /// The envelope of `value`, serialised (what a handler returns when it has the record
-    /// itself rather than data an operation built).
-    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, crate::Error> {
-        Ok(Envelope::new(to_data(value)?))
+    /// The envelope of `value`, serialised.
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, Error> {
+        Ok(Envelope::new(raw(value)?))
     }
 
-    pub fn paginated(data: Box<RawValue>, pagination: &Pagination) -> Self {
-        let text = serde_json::to_string(pagination).unwrap_or_else(|_| "null".into());
-        Envelope::new(data).with_field("pagination", text)
+    /// A list's page: `data` and, beside it, `pagination`.
+    pub fn page<T: serde::Serialize>(page: &Page<T>) -> Result<Self, Error> {
+        Ok(Envelope::new(raw(&page.data)?).with_field("pagination", raw(&page.pagination)?))
+    }
+
+    /// A batch read: `data` and, beside it, `missing`.
+    pub fn found<T: serde::Serialize>(found: &Found<T>) -> Result<Self, Error> {
+        Ok(Envelope::new(raw(&found.data)?).with_field("missing", raw(&found.missing)?))
+    }
+
+    /// A create's answer, marked `Idempotent-Replayed: true` when it is a replay.
+    pub fn created<T>(outcome: Outcome<T>) -> Result<Self, Error> {
+        let envelope = Envelope::new(raw(&outcome.data)?);
+        Ok(if outcome.replayed {
+            envelope.with_header(
+                header::HeaderName::from_static("idempotent-replayed"),
+                HeaderValue::from_static("true"),
+            )
+        } else {
+            envelope
+        })
     }
 
     /// Adds a top-level member next to `data` (`pagination`, `missing`).
-    pub fn with_field(mut self, name: &'static str, json: String) -> Self {
+    fn with_field(mut self, name: &'static str, json: Box<RawValue>) -> Self {
         self.extra = Some((name, json));
         self
     }
@@ -137,6 +153,21 @@ impl<B> Envelope<B> {
     }
 }
 
+/// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too). A value
+/// that is not text names no version, and can never match.
+pub(crate) fn precondition(headers: &axum::http::HeaderMap) -> Precondition {
+    Precondition::parse(
+        headers
+            .get(header::IF_MATCH)
+            .map(|value| value.to_str().unwrap_or("")),
+    )
+}
+
+/// `value` as JSON text.
+fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
+    serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))
+}
+
 impl<B> IntoResponse for Envelope<B> {
     fn into_response(self) -> Response {
         let data = self.data.get();
@@ -147,7 +178,7 @@ impl<B> IntoResponse for Envelope<B> {
             body.push_str(",\"");
             body.push_str(name);
             body.push_str("\":");
-            body.push_str(json);
+            body.push_str(json.get());
         }
         body.push('}');
         let mut response = (

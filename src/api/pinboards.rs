@@ -23,10 +23,10 @@ use crate::{
         ops::{self, MoveBody, PlaceBody, PlacementRecord, Removed},
         BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
     },
-    pins::ops::{Deleted, PageParams},
+    wire::{Deleted, PageParams},
 };
 
-type Board = BoardRecord<'static>;
+type Board = BoardRecord;
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("pinboards")
@@ -84,8 +84,7 @@ async fn list(
     auth: Auth<PinboardsRead>,
     ApiQuery(params): ApiQuery<PageParams>,
 ) -> Result<Envelope<Page<Board>>> {
-    let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
-    Ok(Envelope::paginated(data, &pagination))
+    Envelope::page(&ops::list(&state, &auth.principal, &params).await?)
 }
 
 async fn create(
@@ -93,17 +92,15 @@ async fn create(
     auth: Auth<PinboardsWrite>,
     ApiJson(body, _): ApiJson<CreateBoardBody>,
 ) -> Result<Envelope<One<Board>>> {
-    Ok(Envelope::new(
-        ops::create(&state, &auth.principal, body).await?,
-    ))
+    Envelope::of(&ops::create(&state, &auth.principal, body).await?)
 }
 
 async fn read(
     State(state): State<AppState>,
     auth: BoardAuth<PinboardsRead>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
-) -> Result<Envelope<One<BoardWithPins<'static>>>> {
-    Ok(Envelope::new(ops::get(&state, &auth.principal, &id).await?))
+) -> Result<Envelope<One<BoardWithPins>>> {
+    Envelope::of(&ops::get(&state, &auth.principal, &id).await?)
 }
 
 async fn update(
@@ -112,19 +109,15 @@ async fn update(
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
 ) -> Result<Envelope<One<Board>>> {
-    Ok(Envelope::new(
-        ops::update(&state, &auth.principal, &id, body).await?,
-    ))
+    Envelope::of(&ops::update(&state, &auth.principal, &id, body).await?)
 }
 
 async fn delete(
     State(state): State<AppState>,
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
-) -> Result<Envelope<One<Deleted<'static>>>> {
-    Ok(Envelope::new(
-        ops::delete(&state, &auth.principal, &id).await?,
-    ))
+) -> Result<Envelope<One<Deleted>>> {
+    Envelope::of(&ops::delete(&state, &auth.principal, &id).await?)
 }
 
 async fn place(
@@ -132,10 +125,8 @@ async fn place(
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<PlaceBody>,
-) -> Result<Envelope<One<PlacementRecord<'static>>>> {
-    Ok(Envelope::new(
-        ops::place(&state, &auth.principal, &id, body).await?,
-    ))
+) -> Result<Envelope<One<PlacementRecord>>> {
+    Envelope::of(&ops::place(&state, &auth.principal, &id, body).await?)
 }
 
 async fn move_pin(
@@ -143,18 +134,14 @@ async fn move_pin(
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
     ApiJson(body, _): ApiJson<MoveBody>,
-) -> Result<Envelope<One<PlacementRecord<'static>>>> {
-    Ok(Envelope::new(
-        ops::move_pin(&state, &auth.principal, &id, &pin_id, body).await?,
-    ))
+) -> Result<Envelope<One<PlacementRecord>>> {
+    Envelope::of(&ops::move_pin(&state, &auth.principal, &id, &pin_id, body).await?)
 }
 
 async fn unplace(
     State(state): State<AppState>,
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
-) -> Result<Envelope<One<Removed<'static>>>> {
-    Ok(Envelope::new(
-        ops::unplace(&state, &auth.principal, &id, &pin_id).await?,
-    ))
+) -> Result<Envelope<One<Removed>>> {
+    Envelope::of(&ops::unplace(&state, &auth.principal, &id, &pin_id).await?)
 }

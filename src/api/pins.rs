@@ -8,14 +8,11 @@ use aide::{
     },
     transform::TransformOperation,
 };
-use axum::{
-    extract::State,
-    http::{header, HeaderMap, HeaderValue},
-};
+use axum::{extract::State, http::HeaderMap};
 
 use super::{
     docs::{self, Found, One, Page},
-    ApiJson, ApiPath, ApiQuery, Envelope, PinPath,
+    precondition, ApiJson, ApiPath, ApiQuery, Envelope, PinPath,
 };
 use crate::{
     app::AppState,
@@ -23,15 +20,16 @@ use crate::{
     error::{Error, Result},
     pins::{
         ops::{
-            self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, Deleted,
-            IdempotencyKey, ListParams, Outcome, PageParams, Precondition, RenderParams,
+            self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, ListParams,
+            RenderParams,
         },
         rendered::PinRead,
         CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
     },
+    wire::{Deleted, IdempotencyKey, PageParams},
 };
 
-type Record = PinRecord<'static>;
+type Record = PinRecord;
 
 fn doc<'a>(op: TransformOperation<'a>, summary: &str) -> TransformOperation<'a> {
     op.summary(summary).tag("pins")
@@ -113,46 +111,12 @@ fn idempotency_key(
         .transpose()
 }
 
-/// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too). A value
-/// that names no version can never match.
-pub(super) fn precondition(headers: &HeaderMap) -> Precondition {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Precondition(None);
-    };
-    let text = value.to_str().unwrap_or("");
-    if text.trim() == "*" {
-        return Precondition(None);
-    }
-    let versions = text
-        .split(',')
-        .filter_map(|tag| {
-            let tag = tag.trim();
-            let tag = tag.strip_prefix("W/").unwrap_or(tag);
-            tag.strip_prefix('"')?.strip_suffix('"')?.parse().ok()
-        })
-        .collect();
-    Precondition(Some(versions))
-}
-
-fn created<B>(outcome: Outcome) -> Envelope<B> {
-    let envelope = Envelope::new(outcome.data);
-    if outcome.replayed {
-        envelope.with_header(
-            header::HeaderName::from_static("idempotent-replayed"),
-            HeaderValue::from_static("true"),
-        )
-    } else {
-        envelope
-    }
-}
-
 async fn list(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
     ApiQuery(params): ApiQuery<ListParams>,
-) -> Result<Envelope<Page<PinRead<'static>>>> {
-    let (data, pagination) = ops::list(&state, &auth.principal, &params).await?;
-    Ok(Envelope::paginated(data, &pagination))
+) -> Result<Envelope<Page<PinRead>>> {
+    Envelope::page(&ops::list(&state, &auth.principal, &params).await?)
 }
 
 async fn create(
@@ -160,11 +124,9 @@ async fn create(
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
     ApiJson(body, raw): ApiJson<CreateBody>,
-) -> Result<Envelope<One<CreatedPin<'static>>>> {
+) -> Result<Envelope<One<CreatedPin>>> {
     let idem = idempotency_key(&headers, "create", &raw)?;
-    Ok(created(
-        ops::create(&state, &auth.principal, body, idem).await?,
-    ))
+    Envelope::created(ops::create(&state, &auth.principal, body, idem).await?)
 }
 
 async fn create_batch(
@@ -172,11 +134,9 @@ async fn create_batch(
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
     ApiJson(body, raw): ApiJson<BatchCreateBody>,
-) -> Result<Envelope<One<Vec<CreatedPin<'static>>>>> {
+) -> Result<Envelope<One<Vec<CreatedPin>>>> {
     let idem = idempotency_key(&headers, "create_batch", &raw)?;
-    Ok(created(
-        ops::create_batch(&state, &auth.principal, body, idem).await?,
-    ))
+    Envelope::created(ops::create_batch(&state, &auth.principal, body, idem).await?)
 }
 
 async fn read(
@@ -184,10 +144,10 @@ async fn read(
     auth: Auth<PinsRead>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiQuery(params): ApiQuery<RenderParams>,
-) -> Result<Envelope<One<PinRead<'static>>>> {
+) -> Result<Envelope<One<PinRead>>> {
     let render = ops::render_flag(params.render.as_deref())?;
-    let (data, version) = ops::get(&state, &auth.principal, &id, render).await?;
-    Ok(Envelope::new(data).with_etag(version))
+    let record = ops::get(&state, &auth.principal, &id, render).await?;
+    Ok(Envelope::of(&record)?.with_etag(record.version()))
 }
 
 async fn get_batch(
@@ -195,10 +155,9 @@ async fn get_batch(
     auth: Auth<PinsRead>,
     ApiQuery(params): ApiQuery<RenderParams>,
     ApiJson(body, _): ApiJson<BatchGetBody>,
-) -> Result<Envelope<Found<PinRead<'static>>>> {
+) -> Result<Envelope<Found<PinRead>>> {
     let render = ops::render_flag(params.render.as_deref())?;
-    let (found, missing) = ops::get_batch(&state, &auth.principal, body, render).await?;
-    Ok(Envelope::new(found).with_field("missing", missing.get().to_owned()))
+    Envelope::found(&ops::get_batch(&state, &auth.principal, body, render).await?)
 }
 
 async fn update(
@@ -209,10 +168,7 @@ async fn update(
     ApiJson(body, _): ApiJson<UpdateBody>,
 ) -> Result<Envelope<One<UpdatedPin>>> {
     let updated = ops::update(&state, &auth.principal, &id, body, precondition(&headers)).await?;
-    let version = updated.version;
-    let data =
-        serde_json::value::to_raw_value(&updated).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(Envelope::new(data).with_etag(version))
+    Ok(Envelope::of(&updated)?.with_etag(updated.version))
 }
 
 async fn update_batch(
@@ -220,9 +176,7 @@ async fn update_batch(
     auth: Auth<PinsWrite>,
     ApiJson(body, _): ApiJson<BatchUpdateBody>,
 ) -> Result<Envelope<One<Vec<UpdatedPin>>>> {
-    Ok(Envelope::new(
-        ops::update_batch(&state, &auth.principal, body).await?,
-    ))
+    Envelope::of(&ops::update_batch(&state, &auth.principal, body).await?)
 }
 
 async fn delete(
@@ -230,20 +184,16 @@ async fn delete(
     auth: Auth<PinsWrite>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     headers: HeaderMap,
-) -> Result<Envelope<One<Deleted<'static>>>> {
-    Ok(Envelope::new(
-        ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?,
-    ))
+) -> Result<Envelope<One<Deleted>>> {
+    Envelope::of(&ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?)
 }
 
 async fn delete_batch(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     ApiJson(body, _): ApiJson<BatchDeleteBody>,
-) -> Result<Envelope<One<Vec<Deleted<'static>>>>> {
-    Ok(Envelope::new(
-        ops::delete_batch(&state, &auth.principal, body).await?,
-    ))
+) -> Result<Envelope<One<Vec<Deleted>>>> {
+    Envelope::of(&ops::delete_batch(&state, &auth.principal, body).await?)
 }
 
 async fn versions(
@@ -252,6 +202,5 @@ async fn versions(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiQuery(params): ApiQuery<PageParams>,
 ) -> Result<Envelope<Page<Record>>> {
-    let (data, pagination) = ops::versions(&state, &auth.principal, &id, &params).await?;
-    Ok(Envelope::paginated(data, &pagination))
+    Envelope::page(&ops::versions(&state, &auth.principal, &id, &params).await?)
 }

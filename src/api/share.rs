@@ -188,9 +188,7 @@ async fn get_pin(
     auth: Auth<PinsShare>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
 ) -> Result<Envelope<One<ShareRecord>>> {
-    Ok(Envelope::new(
-        sharing::get_pin(&state, &auth.principal, &id).await?,
-    ))
+    Envelope::of(&sharing::get_pin(&state, &auth.principal, &id).await?)
 }
 
 async fn put_pin(
@@ -199,9 +197,7 @@ async fn put_pin(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope<One<ShareRecord>>> {
-    Ok(Envelope::new(
-        sharing::put_pin(&state, &auth.principal, &id, body).await?,
-    ))
+    Envelope::of(&sharing::put_pin(&state, &auth.principal, &id, body).await?)
 }
 
 async fn get_board(
@@ -209,9 +205,7 @@ async fn get_board(
     auth: BoardAuth<PinsShare>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<ShareRecord>>> {
-    Ok(Envelope::new(
-        sharing::get_board(&state, &auth.principal, &id).await?,
-    ))
+    Envelope::of(&sharing::get_board(&state, &auth.principal, &id).await?)
 }
 
 async fn put_board(
@@ -220,9 +214,7 @@ async fn put_board(
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<ShareBody>,
 ) -> Result<Envelope<One<ShareRecord>>> {
-    Ok(Envelope::new(
-        sharing::put_board(&state, &auth.principal, &id, body).await?,
-    ))
+    Envelope::of(&sharing::put_board(&state, &auth.principal, &id, body).await?)
 }
 
 /// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the

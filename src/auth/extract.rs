@@ -8,7 +8,10 @@ use axum::{
     http::{request::Parts, HeaderMap},
 };
 
-use super::{users, ApiKeySecret, Principal, Scope, Scopes, Subject, Tier};
+use super::{
+    access::{authorize, Access},
+    users, ApiKeySecret, Principal, Scope, Scopes, Subject, Tier,
+};
 use crate::{app::AppState, Error};
 
 /// A marker naming the scope a route requires.
@@ -50,31 +53,17 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
 
     /// The principal was put there by [`crate::limits::enforce`], which authenticates every
     /// API request before it is priced.
-    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
         let principal = parts
             .extensions
             .get::<Principal>()
             .cloned()
             .ok_or(Error::Unauthorized)?;
         Ok(Auth {
-            principal: require(principal, S::SCOPE)?,
+            principal: authorize(state, principal, Access::workspace(S::SCOPE), None).await?,
             scope: PhantomData,
         })
     }
-}
-
-/// The principal when it holds `scope`, else the 403 that fits its kind.
-pub(crate) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
-    if principal.scopes.allows(scope) {
-        return Ok(principal);
-    }
-    Err(match principal.subject {
-        Subject::Key(_) => Error::ScopeRequired(scope.as_str()),
-        Subject::User(_) => Error::Forbidden(format!(
-            "your role does not allow this (it needs `{}`)",
-            scope.as_str()
-        )),
-    })
 }
 
 /// Checks the bearer credential in `headers`: a live API key (`cbk_...`), else, when ID

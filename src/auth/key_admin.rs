@@ -9,8 +9,9 @@ use crate::{
     app::AppState,
     clock,
     error::{Error, Result},
-    pins::{present, NOT_BLANK},
+    pins::NOT_BLANK,
     store::KeyRow,
+    wire::body::present,
 };
 
 /// `POST /api-keys` body.

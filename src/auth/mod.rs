@@ -2,6 +2,7 @@
 //! signed-in users, scopes, roles, tiers, and the [`Auth`] extractor that turns a request's
 //! `Authorization` header into a [`Principal`].
 
+mod access;
 mod board_access;
 mod extract;
 mod jwt;
@@ -12,8 +13,10 @@ mod oidc;
 pub mod roles;
 mod users;
 
-pub use board_access::{on_board, BoardAuth};
-pub(crate) use extract::{authenticate, require};
+pub use access::{authorize, Access};
+pub(crate) use access::{on_board, require};
+pub use board_access::BoardAuth;
+pub(crate) use extract::authenticate;
 pub use extract::{
     AllScopes, Auth, DatasetsRead, DatasetsWrite, PinboardsInvite, PinboardsRead, PinboardsWrite,
     PinsRead, PinsShare, PinsWrite, RequiredScope,

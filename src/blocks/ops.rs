@@ -4,7 +4,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{value::RawValue, Value};
+use serde_json::Value;
 
 use super::body::{self, BlockType};
 use crate::{
@@ -12,13 +12,12 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::{
-        non_empty,
-        ops::{to_data, Data, Deleted},
-        present,
-    },
-    store::Block,
+    store::{Block, JsonText},
     templates::Renderer,
+    wire::{
+        body::{non_empty, present},
+        Deleted,
+    },
 };
 
 /// Most blocks one pin may have.
@@ -75,14 +74,14 @@ fn object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// The block record (CONTRACT.md 7).
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Block", deny_unknown_fields)]
-pub struct BlockRecord<'a> {
-    pub id: &'a str,
-    pub pin_id: &'a str,
+pub struct BlockRecord {
+    pub id: String,
+    pub pin_id: String,
     pub block_type: BlockType,
     #[schemars(schema_with = "object")]
-    pub config: Box<RawValue>,
+    pub config: JsonText,
     pub position: i64,
     #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
@@ -90,14 +89,13 @@ pub struct BlockRecord<'a> {
     pub updated_at: String,
 }
 
-impl<'a> BlockRecord<'a> {
-    fn new(block: &'a Block) -> Result<Self> {
+impl BlockRecord {
+    fn new(block: &Block) -> Result<Self> {
         Ok(BlockRecord {
-            id: &block.id,
-            pin_id: &block.pin_id,
+            id: block.id.clone(),
+            pin_id: block.pin_id.clone(),
             block_type: body::parse_type(&block.block_type)?,
-            config: RawValue::from_string(block.config.clone())
-                .map_err(|e| Error::Internal(format!("stored block config: {e}")))?,
+            config: JsonText::stored(block.config.as_str())?,
             position: block.position,
             created_at: clock::iso(block.created_at),
             updated_at: clock::iso(block.updated_at),
@@ -105,22 +103,17 @@ impl<'a> BlockRecord<'a> {
     }
 
     /// The same block with `config` in place of its own (an evaluated block).
-    fn with(block: &'a Block, block_type: BlockType, config: &Value) -> Result<Self> {
+    fn with(block: &Block, block_type: BlockType, config: &Value) -> Result<Self> {
         Ok(BlockRecord {
             block_type,
-            config: to_data(config)?,
+            config: JsonText::new(config)?,
             ..BlockRecord::new(block)?
         })
     }
 }
 
-fn records(blocks: &[Block]) -> Result<Data> {
-    to_data(
-        &blocks
-            .iter()
-            .map(BlockRecord::new)
-            .collect::<Result<Vec<_>>>()?,
-    )
+fn records(blocks: &[Block]) -> Result<Vec<BlockRecord>> {
+    blocks.iter().map(BlockRecord::new).collect()
 }
 
 fn block_missing() -> Error {
@@ -153,7 +146,12 @@ fn position_within(position: i64, len: usize) -> Result<usize> {
 
 /// `GET /pins/{id}/blocks`: in order; with `render`, evaluated (conditionals replaced by
 /// their chosen branch, templates resolved).
-pub async fn list(state: &AppState, who: &Principal, pin_id: &str, render: bool) -> Result<Data> {
+pub async fn list(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    render: bool,
+) -> Result<Vec<BlockRecord>> {
     let blocks = state
         .store
         .pin_blocks(&who.workspace_id, pin_id)
@@ -170,12 +168,7 @@ pub async fn list(state: &AppState, who: &Principal, pin_id: &str, render: bool)
     let datasets = crate::datasets::ops::for_templates(state, &who.workspace_id, &names).await?;
     let mut renderer = Renderer::new(&datasets);
     let evaluated = evaluate(&blocks, &mut renderer)?;
-    to_data(
-        &evaluated
-            .iter()
-            .map(Evaluated::record)
-            .collect::<Result<Vec<_>>>()?,
-    )
+    evaluated.iter().map(Evaluated::record).collect()
 }
 
 fn stored_config(block: &Block) -> Result<Value> {
@@ -192,7 +185,7 @@ pub struct Evaluated<'a> {
 }
 
 impl Evaluated<'_> {
-    pub fn record(&self) -> Result<BlockRecord<'_>> {
+    pub fn record(&self) -> Result<BlockRecord> {
         BlockRecord::with(self.block, self.block_type, &self.config)
     }
 }
@@ -228,7 +221,12 @@ pub fn referenced(blocks: &[Block], names: &mut std::collections::BTreeSet<Strin
 }
 
 /// `GET /pins/{id}/blocks/{blockId}`.
-pub async fn get(state: &AppState, who: &Principal, pin_id: &str, block_id: &str) -> Result<Data> {
+pub async fn get(
+    state: &AppState,
+    who: &Principal,
+    pin_id: &str,
+    block_id: &str,
+) -> Result<BlockRecord> {
     let blocks = state
         .store
         .pin_blocks(&who.workspace_id, pin_id)
@@ -238,7 +236,7 @@ pub async fn get(state: &AppState, who: &Principal, pin_id: &str, block_id: &str
         .iter()
         .find(|b| b.id == block_id)
         .ok_or_else(block_missing)?;
-    to_data(&BlockRecord::new(block)?)
+    BlockRecord::new(block)
 }
 
 /// `POST /pins/{id}/blocks`.
@@ -247,7 +245,7 @@ pub async fn create(
     who: &Principal,
     pin_id: &str,
     body: CreateBlockBody,
-) -> Result<Data> {
+) -> Result<BlockRecord> {
     let config = config_text(state, &body.block_type, &body.config)?;
     let now = clock::now_ms();
     let new = Block {
@@ -285,7 +283,7 @@ pub async fn update(
     pin_id: &str,
     block_id: &str,
     body: UpdateBlockBody,
-) -> Result<Data> {
+) -> Result<BlockRecord> {
     if body.block_type.is_none() && body.config.is_none() && body.position.is_none() {
         return Err(Error::validation(
             "body",
@@ -331,7 +329,7 @@ pub async fn delete(
     who: &Principal,
     pin_id: &str,
     block_id: &str,
-) -> Result<Data> {
+) -> Result<Deleted> {
     write(state, who, pin_id, clock::now_ms(), &mut |blocks| {
         let at = blocks
             .iter()
@@ -341,10 +339,7 @@ pub async fn delete(
         Ok(())
     })
     .await?;
-    to_data(&Deleted {
-        id: block_id,
-        deleted: true,
-    })
+    Ok(Deleted::new(block_id))
 }
 
 /// `PUT /pins/{id}/blocks/order`: the records in their new order.
@@ -353,7 +348,7 @@ pub async fn reorder(
     who: &Principal,
     pin_id: &str,
     body: OrderBody,
-) -> Result<Data> {
+) -> Result<Vec<BlockRecord>> {
     let blocks = write(state, who, pin_id, clock::now_ms(), &mut |blocks| {
         let every_once =
             || Error::validation("block_ids", "every block id of the pin, each exactly once");
@@ -394,10 +389,10 @@ async fn write(
         .await
 }
 
-fn one(blocks: &[Block], id: &str) -> Result<Data> {
+fn one(blocks: &[Block], id: &str) -> Result<BlockRecord> {
     let block = blocks
         .iter()
         .find(|b| b.id == id)
         .ok_or_else(block_missing)?;
-    to_data(&BlockRecord::new(block)?)
+    BlockRecord::new(block)
 }

@@ -6,14 +6,14 @@ pub mod ops;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{value::RawValue, Value};
+use serde_json::Value;
 
 use crate::{
     clock,
     error::{Error, Result},
     pinboards::{check_description, DESCRIPTION_CHARS},
-    pins::{any_value, non_empty, nullable, present},
-    store::Dataset,
+    store::{Dataset, JsonText},
+    wire::body::{any_value, non_empty, nullable, present},
 };
 
 /// Largest serialised `data` of a dataset (1 MiB).
@@ -232,15 +232,15 @@ impl DatasetUpdate {
 }
 
 /// The dataset record (CONTRACT.md 7) of every dataset read and write.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Dataset", deny_unknown_fields)]
-pub struct DatasetRecord<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
+pub struct DatasetRecord {
+    pub id: String,
+    pub name: String,
     pub format: Format,
     #[schemars(schema_with = "any_value")]
-    pub data: &'a RawValue,
-    pub description: Option<&'a str>,
+    pub data: JsonText,
+    pub description: Option<String>,
     pub version: i64,
     #[schemars(extend("format" = "date-time"))]
     pub created_at: String,
@@ -248,15 +248,14 @@ pub struct DatasetRecord<'a> {
     pub updated_at: String,
 }
 
-impl<'a> DatasetRecord<'a> {
-    pub fn new(dataset: &'a Dataset) -> Result<Self> {
+impl DatasetRecord {
+    pub fn new(dataset: &Dataset) -> Result<Self> {
         Ok(DatasetRecord {
-            id: &dataset.id,
-            name: &dataset.name,
+            id: dataset.id.clone(),
+            name: dataset.name.clone(),
             format: Format::parse(&dataset.format)?,
-            data: serde_json::from_str(&dataset.data)
-                .map_err(|e| Error::Internal(format!("stored dataset data: {e}")))?,
-            description: dataset.description.as_deref(),
+            data: JsonText::stored(dataset.data.as_str())?,
+            description: dataset.description.clone(),
             version: dataset.version,
             created_at: clock::iso(dataset.created_at),
             updated_at: clock::iso(dataset.updated_at),

@@ -1,5 +1,5 @@
 //! The dataset operations, plain functions over the state and the caller (HTTP handlers call
-//! them; so do MCP tools). Each returns its `data` serialised.
+//! them; so do MCP tools). Each returns the record it made or read.
 
 use std::collections::BTreeSet;
 
@@ -9,12 +9,9 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::ops::{
-        decode_cursor, page, page_limit, to_data, Data, Deleted, PageParams, Pagination,
-        Precondition,
-    },
-    store::{Dataset, DatasetQuery},
+    store::DatasetQuery,
     templates::Datasets,
+    wire::{Deleted, Page, PageParams, Precondition},
 };
 
 fn dataset_missing() -> Error {
@@ -24,28 +21,28 @@ fn dataset_missing() -> Error {
     }
 }
 
-fn record(dataset: &Dataset) -> Result<Data> {
-    to_data(&DatasetRecord::new(dataset)?)
-}
-
 /// `POST /datasets`.
-pub async fn create(state: &AppState, who: &Principal, body: CreateDatasetBody) -> Result<Data> {
+pub async fn create(
+    state: &AppState,
+    who: &Principal,
+    body: CreateDatasetBody,
+) -> Result<DatasetRecord> {
     let dataset = body.into_dataset(clock::now_ms())?;
     state
         .store
         .insert_dataset(&who.workspace_id, &dataset)
         .await?;
-    record(&dataset)
+    DatasetRecord::new(&dataset)
 }
 
-/// `GET /datasets/{id}`: the record and its version (for `ETag`).
-pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<(Data, i64)> {
+/// `GET /datasets/{id}`: the record (its version is the `ETag`).
+pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<DatasetRecord> {
     let dataset = state
         .store
         .get_dataset(&who.workspace_id, id)
         .await?
         .ok_or_else(dataset_missing)?;
-    Ok((record(&dataset)?, dataset.version))
+    DatasetRecord::new(&dataset)
 }
 
 /// `GET /datasets`: newest first, keyset-paginated like `GET /pins`.
@@ -53,23 +50,18 @@ pub async fn list(
     state: &AppState,
     who: &Principal,
     params: &PageParams,
-) -> Result<(Data, Pagination)> {
-    let limit = page_limit(params.limit.as_deref())?;
+) -> Result<Page<DatasetRecord>> {
+    let (limit, before_seq) = params.window()?;
     let query = DatasetQuery {
         limit: limit + 1,
-        before_seq: params.cursor.as_deref().map(decode_cursor).transpose()?,
+        before_seq,
     };
     let rows = state.store.list_datasets(&who.workspace_id, &query).await?;
-    let (rows, pagination) = page(rows, limit, |(seq, _)| *seq);
-    let records = rows
-        .iter()
-        .map(|(_, d)| DatasetRecord::new(d))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((to_data(&records)?, pagination))
+    Page::of(rows, limit, |(seq, _)| *seq).try_map(|(_, d)| DatasetRecord::new(&d))
 }
 
 /// `PUT /datasets/{id}` (`merge: false`) and `PATCH` (`merge: true`, `data` a JSON Merge
-/// Patch): the updated record and its version.
+/// Patch): the updated record.
 pub async fn update(
     state: &AppState,
     who: &Principal,
@@ -77,7 +69,7 @@ pub async fn update(
     body: UpdateDatasetBody,
     merge: bool,
     precondition: Precondition,
-) -> Result<(Data, i64)> {
+) -> Result<DatasetRecord> {
     let update = body.into_update(merge)?;
     let now = clock::now_ms();
     let dataset = state
@@ -87,7 +79,7 @@ pub async fn update(
             update.apply(d, now)
         })
         .await?;
-    Ok((record(&dataset)?, dataset.version))
+    DatasetRecord::new(&dataset)
 }
 
 /// `DELETE /datasets/{id}`. Pins that refer to it render its variables empty, with a
@@ -97,14 +89,14 @@ pub async fn delete(
     who: &Principal,
     id: &str,
     precondition: Precondition,
-) -> Result<Data> {
+) -> Result<Deleted> {
     state
         .store
         .delete_dataset(&who.workspace_id, id, &mut |d| {
             precondition.check_version(d.version)
         })
         .await?;
-    to_data(&Deleted { id, deleted: true })
+    Ok(Deleted::new(id))
 }
 
 /// The workspace's datasets among `names`, read in one query, as templates resolve them.

@@ -1,18 +1,24 @@
-//! The 18 tools of `/mcp` (CONTRACT.md 10): each is its REST route's operation, with that
-//! route's scope, price and input types. The input schema comes from the same schemars
-//! types the REST bodies are parsed into, so the two can't drift.
+//! The 18 tools of `/mcp` (CONTRACT.md 10): each is a table entry naming its REST route's
+//! operation, with that route's access (scope, and whether it acts on one board), price and
+//! input types. The input schema comes from the same schemars types the REST bodies are
+//! parsed into, so the two can't drift.
 
-use std::sync::{Arc, OnceLock};
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::{Arc, OnceLock},
+};
 
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde_json::{json, value::RawValue, Map, Value};
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::{json, Map, Value};
 
 use crate::{
     app::AppState,
-    auth::{on_board, require, Principal, Scope},
+    auth::{authorize, Access, Principal, Scope},
     datasets::{self, CreateDatasetBody, UpdateDatasetBody},
     error::{Error, Result},
+    pin_types,
     pinboards::{
         self,
         ops::PlaceBody,
@@ -20,12 +26,10 @@ use crate::{
         CreateBoardBody, UpdateBoardBody,
     },
     pins::{
-        ops::{
-            self as pin_ops, render_flag, BatchCreateBody, ListParams, PageParams, Precondition,
-            RenderParams,
-        },
-        parse_body, CreateBody, UpdateBody,
+        ops::{self as pin_ops, render_flag, BatchCreateBody, ListParams, RenderParams},
+        CreateBody, UpdateBody,
     },
+    wire::{parse_body, PageParams, Precondition},
 };
 
 /// What a tool takes besides its body: the REST path's id, or nothing.
@@ -36,18 +40,28 @@ enum Path {
     Id(&'static str),
 }
 
-/// A tool: its name, what it does, and what its REST route asks and costs.
+/// A tool's run: its operation, called for the caller with the path's id (empty without
+/// one) and the other arguments, answering its structured content.
+type Call = for<'a> fn(
+    &'a AppState,
+    Principal,
+    String,
+    Value,
+) -> Pin<Box<dyn Future<Output = Result<Value>> + Send + 'a>>;
+
+/// A tool: its name, what it does, what its REST route asks and costs, and its operation.
 pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
-    /// The REST route's scope (`None`: any valid credential, like `GET /pin-types`).
-    pub scope: Option<Scope>,
+    /// What the REST route's operation needs of its caller.
+    pub access: Access,
     /// Whether it draws on the write bucket, like its REST route.
     pub write: bool,
     /// The array that prices it as a batch (`ceil(n / 10)` tokens), if any.
     pub batch_field: Option<&'static str>,
     path: Path,
     schema: fn() -> Value,
+    call: Call,
 }
 
 fn schema_of<T: JsonSchema>() -> Value {
@@ -63,76 +77,125 @@ fn empty() -> Value {
     json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
+/// A [`Call`] from the body of an async closure over `(state, who, id, args)`.
+macro_rules! op {
+    (|$state:ident, $who:ident, $id:ident, $args:ident| $body:expr) => {{
+        fn call<'a>(
+            $state: &'a AppState,
+            $who: Principal,
+            $id: String,
+            $args: Value,
+        ) -> Pin<Box<dyn Future<Output = Result<Value>> + Send + 'a>> {
+            Box::pin(async move {
+                let $who = &$who;
+                let $id = $id.as_str();
+                structured(&$body)
+            })
+        }
+        call as Call
+    }};
+}
+
 macro_rules! tools {
-    ($($name:literal => $scope:expr, write: $write:literal, batch: $batch:expr, path: $path:expr,
-       schema: $schema:expr, $description:literal;)*) => {
+    ($($name:literal => $access:expr, write: $write:literal, batch: $batch:expr, path: $path:expr,
+       schema: $schema:expr, $description:literal, $call:expr;)*) => {
         /// Every tool, in the order `tools/list` gives them.
         pub const TOOLS: &[ToolSpec] = &[$(ToolSpec {
             name: $name,
             description: $description,
-            scope: $scope,
+            access: $access,
             write: $write,
             batch_field: $batch,
             path: $path,
             schema: $schema,
+            call: $call,
         }),*];
     };
 }
 
+use Access as A;
+use Scope as S;
+
 tools! {
-    "list_pin_types" => None, write: false, batch: None, path: Path::None, schema: empty,
-        "The 18 pin types with each one's configuration schema and an example (GET /v1/pin-types).";
-    "create_pin" => Some(Scope::PinsWrite), write: true, batch: None, path: Path::None,
+    "list_pin_types" => A::ANY, write: false, batch: None, path: Path::None, schema: empty,
+        "The 18 pin types with each one's configuration schema and an example (GET /v1/pin-types).",
+        op!(|_s, _who, _id, _args| pin_types::entries());
+    "create_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateBody>,
-        "Create a pin: pin_type, pin_config valid for it, metadata (POST /v1/pins).";
-    "create_pins" => Some(Scope::PinsWrite), write: true, batch: Some("pins"), path: Path::None,
+        "Create a pin: pin_type, pin_config valid for it, metadata (POST /v1/pins).",
+        op!(|s, who, _id, args| pin_ops::create(s, who, body(args)?, None).await?.data);
+    "create_pins" => A::workspace(S::PinsWrite), write: true, batch: Some("pins"), path: Path::None,
         schema: schema_of::<BatchCreateBody>,
-        "Create up to 100 pins, all or none (POST /v1/pins/batch).";
-    "get_pin" => Some(Scope::PinsRead), write: false, batch: None, path: Path::Id("A pin id (p-...)"),
+        "Create up to 100 pins, all or none (POST /v1/pins/batch).",
+        op!(|s, who, _id, args| pin_ops::create_batch(s, who, body(args)?, None).await?.data);
+    "get_pin" => A::workspace(S::PinsRead), write: false, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<RenderParams>,
-        "Read a pin; render=true resolves {{dataset}} templates and evaluates blocks (GET /v1/pins/{id}).";
-    "list_pins" => Some(Scope::PinsRead), write: false, batch: None, path: Path::None,
+        "Read a pin; render=true resolves {{dataset}} templates and evaluates blocks (GET /v1/pins/{id}).",
+        op!(|s, who, id, args| {
+            let params: RenderParams = query(args)?;
+            pin_ops::get(s, who, id, render_flag(params.render.as_deref())?).await?
+        });
+    "list_pins" => A::workspace(S::PinsRead), write: false, batch: None, path: Path::None,
         schema: schema_of::<ListParams>,
-        "List pins newest first, with filters and keyset pages (GET /v1/pins).";
-    "update_pin" => Some(Scope::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
+        "List pins newest first, with filters and keyset pages (GET /v1/pins).",
+        op!(|s, who, _id, args| pin_ops::list(s, who, &query(args)?).await?);
+    "update_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<UpdateBody>,
-        "Update a pin: only the fields sent change (PATCH /v1/pins/{id}).";
-    "delete_pin" => Some(Scope::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
+        "Update a pin: only the fields sent change (PATCH /v1/pins/{id}).",
+        op!(|s, who, id, args| pin_ops::update(s, who, id, body(args)?, Precondition::default()).await?);
+    "delete_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: empty,
-        "Delete a pin (DELETE /v1/pins/{id}).";
-    "share_pin" => Some(Scope::PinsShare), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
+        "Delete a pin (DELETE /v1/pins/{id}).",
+        op!(|s, who, id, args| { no_body(args)?; pin_ops::delete(s, who, id, Precondition::default()).await? });
+    "share_pin" => A::workspace(S::PinsShare), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<ShareBody>,
-        "Change a pin's share settings, e.g. is_public (PUT /v1/pins/{id}/share).";
-    "create_pinboard" => Some(Scope::PinboardsWrite), write: true, batch: None, path: Path::None,
+        "Change a pin's share settings, e.g. is_public (PUT /v1/pins/{id}/share).",
+        op!(|s, who, id, args| sharing::put_pin(s, who, id, body(args)?).await?);
+    "create_pinboard" => A::workspace(S::PinboardsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateBoardBody>,
-        "Create a pinboard (POST /v1/pinboards).";
-    "list_pinboards" => Some(Scope::PinboardsRead), write: false, batch: None, path: Path::None,
+        "Create a pinboard (POST /v1/pinboards).",
+        op!(|s, who, _id, args| pinboards::ops::create(s, who, body(args)?).await?);
+    "list_pinboards" => A::workspace(S::PinboardsRead), write: false, batch: None, path: Path::None,
         schema: schema_of::<PageParams>,
-        "List pinboards newest first (GET /v1/pinboards).";
-    "get_pinboard" => Some(Scope::PinboardsRead), write: false, batch: None,
+        "List pinboards newest first (GET /v1/pinboards).",
+        op!(|s, who, _id, args| pinboards::ops::list(s, who, &query(args)?).await?);
+    "get_pinboard" => A::board(S::PinboardsRead), write: false, batch: None,
         path: Path::Id("A pinboard id (pb-...)"), schema: empty,
-        "Read a pinboard with its placed pins (GET /v1/pinboards/{id}).";
-    "update_pinboard" => Some(Scope::PinboardsWrite), write: true, batch: None,
+        "Read a pinboard with its placed pins (GET /v1/pinboards/{id}).",
+        op!(|s, who, id, args| { no_body(args)?; pinboards::ops::get(s, who, id).await? });
+    "update_pinboard" => A::board(S::PinboardsWrite), write: true, batch: None,
         path: Path::Id("A pinboard id (pb-...)"), schema: schema_of::<UpdateBoardBody>,
-        "Update a pinboard: only the fields sent change (PATCH /v1/pinboards/{id}).";
-    "place_pin" => Some(Scope::PinboardsWrite), write: true, batch: None,
+        "Update a pinboard: only the fields sent change (PATCH /v1/pinboards/{id}).",
+        op!(|s, who, id, args| pinboards::ops::update(s, who, id, body(args)?).await?);
+    "place_pin" => A::board(S::PinboardsWrite), write: true, batch: None,
         path: Path::Id("A pinboard id (pb-...)"), schema: schema_of::<PlaceBody>,
-        "Place a pin on a pinboard's 12-column grid (POST /v1/pinboards/{id}/pins).";
-    "create_dataset" => Some(Scope::DatasetsWrite), write: true, batch: None, path: Path::None,
+        "Place a pin on a pinboard's 12-column grid (POST /v1/pinboards/{id}/pins).",
+        op!(|s, who, id, args| pinboards::ops::place(s, who, id, body(args)?).await?);
+    "create_dataset" => A::workspace(S::DatasetsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateDatasetBody>,
-        "Create a dataset that pins refer to as {{name.path}} (POST /v1/datasets).";
-    "list_datasets" => Some(Scope::DatasetsRead), write: false, batch: None, path: Path::None,
+        "Create a dataset that pins refer to as {{name.path}} (POST /v1/datasets).",
+        op!(|s, who, _id, args| datasets::ops::create(s, who, body(args)?).await?);
+    "list_datasets" => A::workspace(S::DatasetsRead), write: false, batch: None, path: Path::None,
         schema: schema_of::<PageParams>,
-        "List datasets newest first (GET /v1/datasets).";
-    "get_dataset" => Some(Scope::DatasetsRead), write: false, batch: None,
+        "List datasets newest first (GET /v1/datasets).",
+        op!(|s, who, _id, args| datasets::ops::list(s, who, &query(args)?).await?);
+    "get_dataset" => A::workspace(S::DatasetsRead), write: false, batch: None,
         path: Path::Id("A dataset id (ds-...)"), schema: empty,
-        "Read a dataset (GET /v1/datasets/{id}).";
-    "update_dataset" => Some(Scope::DatasetsWrite), write: true, batch: None,
+        "Read a dataset (GET /v1/datasets/{id}).",
+        op!(|s, who, id, args| { no_body(args)?; datasets::ops::get(s, who, id).await? });
+    "update_dataset" => A::workspace(S::DatasetsWrite), write: true, batch: None,
         path: Path::Id("A dataset id (ds-...)"), schema: schema_of::<UpdateDatasetBody>,
-        "Update a dataset: data is a JSON Merge Patch of a json dataset (PATCH /v1/datasets/{id}).";
-    "delete_dataset" => Some(Scope::DatasetsWrite), write: true, batch: None,
+        "Update a dataset: data is a JSON Merge Patch of a json dataset (PATCH /v1/datasets/{id}).",
+        op!(|s, who, id, args| {
+            datasets::ops::update(s, who, id, body(args)?, true, Precondition::default()).await?
+        });
+    "delete_dataset" => A::workspace(S::DatasetsWrite), write: true, batch: None,
         path: Path::Id("A dataset id (ds-...)"), schema: empty,
-        "Delete a dataset (DELETE /v1/datasets/{id}).";
+        "Delete a dataset (DELETE /v1/datasets/{id}).",
+        op!(|s, who, id, args| {
+            no_body(args)?;
+            datasets::ops::delete(s, who, id, Precondition::default()).await?
+        });
 }
 
 /// The tool called `name`.
@@ -175,7 +238,8 @@ impl ToolSpec {
         schema
     }
 
-    /// Runs the tool for `who` with `arguments`: the REST route's operation, its `data`.
+    /// Runs the tool for `who` with `arguments`: the REST route's operation, its `data`,
+    /// after the one authorisation check its REST route makes.
     pub async fn call(
         &self,
         state: &AppState,
@@ -183,82 +247,8 @@ impl ToolSpec {
         arguments: Map<String, Value>,
     ) -> Result<Value> {
         let (id, args) = split_id(self.path, arguments)?;
-        // Board routes apply a collaborator's role on that board first, as REST's BoardAuth.
-        let who = match (self.name, &id) {
-            ("get_pinboard" | "update_pinboard" | "place_pin", Some(board)) => {
-                on_board(state, who, board).await?
-            }
-            _ => who,
-        };
-        let who = match self.scope {
-            Some(scope) => require(who, scope)?,
-            None => who,
-        };
-        let id = id.as_deref().unwrap_or_default();
-        let data = match self.name {
-            "list_pin_types" => raw(crate::api::pin_types_catalogue())?,
-            "create_pin" => pin_ops::create(state, &who, body(args)?, None).await?.data,
-            "create_pins" => {
-                pin_ops::create_batch(state, &who, body(args)?, None)
-                    .await?
-                    .data
-            }
-            "get_pin" => {
-                let params: RenderParams = query(args)?;
-                let render = render_flag(params.render.as_deref())?;
-                pin_ops::get(state, &who, id, render).await?.0
-            }
-            "list_pins" => {
-                let (data, pagination) = pin_ops::list(state, &who, &query(args)?).await?;
-                return page(&data, &pagination);
-            }
-            "update_pin" => {
-                let updated =
-                    pin_ops::update(state, &who, id, body(args)?, Precondition::default()).await?;
-                pin_ops::to_data(&updated)?
-            }
-            "delete_pin" => {
-                no_body(args)?;
-                pin_ops::delete(state, &who, id, Precondition::default()).await?
-            }
-            "share_pin" => sharing::put_pin(state, &who, id, body(args)?).await?,
-            "create_pinboard" => pinboards::ops::create(state, &who, body(args)?).await?,
-            "list_pinboards" => {
-                let (data, pagination) = pinboards::ops::list(state, &who, &query(args)?).await?;
-                return page(&data, &pagination);
-            }
-            "get_pinboard" => {
-                no_body(args)?;
-                pinboards::ops::get(state, &who, id).await?
-            }
-            "update_pinboard" => pinboards::ops::update(state, &who, id, body(args)?).await?,
-            "place_pin" => pinboards::ops::place(state, &who, id, body(args)?).await?,
-            "create_dataset" => datasets::ops::create(state, &who, body(args)?).await?,
-            "list_datasets" => {
-                let (data, pagination) = datasets::ops::list(state, &who, &query(args)?).await?;
-                return page(&data, &pagination);
-            }
-            "get_dataset" => {
-                no_body(args)?;
-                datasets::ops::get(state, &who, id).await?.0
-            }
-            "update_dataset" => {
-                datasets::ops::update(state, &who, id, body(args)?, true, Precondition::default())
-                    .await?
-                    .0
-            }
-            "delete_dataset" => {
-                no_body(args)?;
-                datasets::ops::delete(state, &who, id, Precondition::default()).await?
-            }
-            other => {
-                return Err(Error::validation(
-                    "name",
-                    format!("a tool name, not {other}"),
-                ))
-            }
-        };
-        structured(&data)
+        let who = authorize(state, who, self.access, id.as_deref()).await?;
+        (self.call)(state, who, id.unwrap_or_default(), args).await
     }
 }
 
@@ -312,24 +302,12 @@ fn no_body(args: Value) -> Result<()> {
     }
 }
 
-fn raw(text: &str) -> Result<Box<RawValue>> {
-    RawValue::from_string(text.to_owned()).map_err(|e| Error::Internal(e.to_string()))
-}
-
 /// The REST `data` as structured content, which MCP wants to be an object: an array (a
-/// batch's results, the catalogue) comes as `{"data": [...]}`.
-fn structured(data: &RawValue) -> Result<Value> {
-    match serde_json::from_str(data.get()).map_err(|e| Error::Internal(e.to_string()))? {
+/// batch's results, the catalogue) comes as `{"data": [...]}`; a list's page is
+/// `{data, pagination}` as it is.
+fn structured<T: Serialize + ?Sized>(data: &T) -> Result<Value> {
+    match serde_json::to_value(data).map_err(|e| Error::Internal(e.to_string()))? {
         Value::Array(items) => Ok(json!({ "data": items })),
         other => Ok(other),
     }
-}
-
-/// A list's structured content: `{data, pagination}`, as the REST body has them (an MCP
-/// result's structured content is an object).
-fn page(data: &RawValue, pagination: &pin_ops::Pagination) -> Result<Value> {
-    Ok(json!({
-        "data": serde_json::from_str::<Value>(data.get()).map_err(|e| Error::Internal(e.to_string()))?,
-        "pagination": serde_json::to_value(pagination).map_err(|e| Error::Internal(e.to_string()))?,
-    }))
 }

@@ -44,8 +44,10 @@ pub(crate) use config_error::parse;
 pub use config_error::ConfigError;
 pub(crate) use strict::deserialize_owned;
 
+use std::sync::OnceLock;
+
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::de::DeserializeOwned;
+use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
 
 /// A known pin type.
@@ -180,6 +182,37 @@ pub fn validate(pin_type: PinType, config: &Value) -> Result<(), ConfigError> {
 trait PinConfig: DeserializeOwned + JsonSchema {
     /// Checks the rules the serde structure cannot express, in document order.
     fn check(&self) -> Result<(), ConfigError>;
+}
+
+/// One pin type of the catalogue (`GET /pin-types`, the MCP tool `list_pin_types`).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PinTypeEntry", deny_unknown_fields)]
+pub struct Entry {
+    #[schemars(schema_with = "pin_type_schema")]
+    pin_type: &'static str,
+    description: &'static str,
+    /// The JSON Schema of the type's configuration.
+    #[schemars(schema_with = "crate::wire::body::any_value")]
+    schema: Value,
+    /// A valid configuration.
+    #[schemars(schema_with = "crate::wire::body::any_value")]
+    example: Value,
+}
+
+/// The catalogue, built once: it can't change while the process runs.
+pub fn entries() -> &'static [Entry] {
+    static ENTRIES: OnceLock<Vec<Entry>> = OnceLock::new();
+    ENTRIES.get_or_init(|| {
+        PinType::ALL
+            .iter()
+            .map(|&t| Entry {
+                pin_type: t.as_str(),
+                description: t.description(),
+                schema: t.schema(),
+                example: t.example(),
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]

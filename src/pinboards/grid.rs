@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use crate::{
     error::{Error, Result},
-    pins::non_null,
     store::{Placement, Position},
+    wire::body::non_null,
 };
 
 /// Columns of every board.

@@ -17,10 +17,10 @@ use crate::{
     config::Limits,
     error::{Error, Result},
     pins::{
-        check_tags, is_blank, non_empty, nullable, present, shareable_url, PinRecord, NOT_BLANK,
-        TAGS, TAG_CHARS, TITLE_CHARS,
+        check_tags, is_blank, shareable_url, PinRecord, NOT_BLANK, TAGS, TAG_CHARS, TITLE_CHARS,
     },
     store::{Pinboard, PlacedPin, Position, Sharing},
+    wire::body::{non_empty, nullable, present},
 };
 
 /// Longest board description, in characters.
@@ -190,13 +190,13 @@ impl BoardUpdate {
 }
 
 /// The pinboard record (CONTRACT.md 6) of creates, updates and lists.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Pinboard", deny_unknown_fields)]
-pub struct BoardRecord<'a> {
-    pub id: &'a str,
-    pub title: &'a str,
-    pub description: Option<&'a str>,
-    pub tags: &'a [String],
+pub struct BoardRecord {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
     pub is_public: bool,
     #[schemars(extend("format" = "uri"))]
     pub shareable_url: String,
@@ -206,13 +206,13 @@ pub struct BoardRecord<'a> {
     pub updated_at: String,
 }
 
-impl<'a> BoardRecord<'a> {
-    pub fn new(board: &'a Pinboard, public_base: &str) -> Self {
+impl BoardRecord {
+    pub fn new(board: &Pinboard, public_base: &str) -> Self {
         BoardRecord {
-            id: &board.id,
-            title: &board.title,
-            description: board.description.as_deref(),
-            tags: &board.tags,
+            id: board.id.clone(),
+            title: board.title.clone(),
+            description: board.description.clone(),
+            tags: board.tags.clone(),
             is_public: board.sharing.is_public,
             shareable_url: shareable_url(public_base, &board.id),
             created_at: clock::iso(board.created_at),
@@ -222,16 +222,16 @@ impl<'a> BoardRecord<'a> {
 }
 
 /// A single board read: the record plus its pins in position order.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "PinboardWithPins", deny_unknown_fields)]
-pub struct BoardWithPins<'a> {
+pub struct BoardWithPins {
     #[serde(flatten)]
-    pub board: BoardRecord<'a>,
-    pub pins: Vec<PlacedRecord<'a>>,
+    pub board: BoardRecord,
+    pub pins: Vec<PlacedRecord>,
 }
 
-impl<'a> BoardWithPins<'a> {
-    pub fn new(board: &'a Pinboard, placed: &'a [PlacedPin], public_base: &str) -> Result<Self> {
+impl BoardWithPins {
+    pub fn new(board: &Pinboard, placed: &[PlacedPin], public_base: &str) -> Result<Self> {
         Ok(BoardWithPins {
             board: BoardRecord::new(board, public_base),
             pins: placed
@@ -243,18 +243,18 @@ impl<'a> BoardWithPins<'a> {
 }
 
 /// One placed pin of a board read.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "PlacedPin", deny_unknown_fields)]
-pub struct PlacedRecord<'a> {
-    pub pin_id: &'a str,
+pub struct PlacedRecord {
+    pub pin_id: String,
     pub position: Position,
-    pub pin: PinRecord<'a>,
+    pub pin: PinRecord,
 }
 
-impl<'a> PlacedRecord<'a> {
-    pub fn new(placed: &'a PlacedPin, public_base: &str) -> Result<Self> {
+impl PlacedRecord {
+    pub fn new(placed: &PlacedPin, public_base: &str) -> Result<Self> {
         Ok(PlacedRecord {
-            pin_id: &placed.pin.id,
+            pin_id: placed.pin.id.clone(),
             position: placed.position,
             pin: PinRecord::new(&placed.pin, public_base)?,
         })

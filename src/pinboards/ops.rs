@@ -1,5 +1,5 @@
 //! The pinboard and placement operations, plain functions over the state and the caller
-//! (HTTP handlers call them; so will MCP tools). Each returns its `data` serialised.
+//! (HTTP handlers and MCP tools call them). Each returns the record it made or read.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -14,8 +14,8 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::ops::{decode_cursor, page, page_limit, to_data, Data, Deleted, PageParams, Pagination},
-    store::{BoardQuery, Pinboard, Position},
+    store::{BoardQuery, Position},
+    wire::{Deleted, Page, PageParams},
 };
 
 fn board_missing() -> Error {
@@ -25,22 +25,22 @@ fn board_missing() -> Error {
     }
 }
 
-fn record(state: &AppState, board: &Pinboard) -> Result<Data> {
-    to_data(&BoardRecord::new(board, state.public_base()))
-}
-
 /// `POST /pinboards`.
-pub async fn create(state: &AppState, who: &Principal, body: CreateBoardBody) -> Result<Data> {
+pub async fn create(
+    state: &AppState,
+    who: &Principal,
+    body: CreateBoardBody,
+) -> Result<BoardRecord> {
     let board = body.into_board(state.limits(), clock::now_ms())?;
     state
         .store
         .insert_pinboard(&who.workspace_id, &board)
         .await?;
-    record(state, &board)
+    Ok(BoardRecord::new(&board, state.public_base()))
 }
 
 /// `GET /pinboards/{id}`: the record with every placed pin, in position order (y, then x).
-pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<BoardWithPins> {
     let ws = &who.workspace_id;
     let board = state
         .store
@@ -48,7 +48,7 @@ pub async fn get(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
         .await?
         .ok_or_else(board_missing)?;
     let placed = state.store.placed_pins(ws, id).await?;
-    to_data(&BoardWithPins::new(&board, &placed, state.public_base())?)
+    BoardWithPins::new(&board, &placed, state.public_base())
 }
 
 /// `GET /pinboards`: newest first, keyset-paginated like `GET /pins`.
@@ -56,23 +56,18 @@ pub async fn list(
     state: &AppState,
     who: &Principal,
     params: &PageParams,
-) -> Result<(Data, Pagination)> {
-    let limit = page_limit(params.limit.as_deref())?;
+) -> Result<Page<BoardRecord>> {
+    let (limit, before_seq) = params.window()?;
     let query = BoardQuery {
         limit: limit + 1,
-        before_seq: params.cursor.as_deref().map(decode_cursor).transpose()?,
+        before_seq,
     };
     let rows = state
         .store
         .list_pinboards(&who.workspace_id, &query)
         .await?;
-    let (rows, pagination) = page(rows, limit, |(seq, _)| *seq);
     let base = state.public_base();
-    let records: Vec<BoardRecord> = rows
-        .iter()
-        .map(|(_, b)| BoardRecord::new(b, base))
-        .collect();
-    Ok((to_data(&records)?, pagination))
+    Ok(Page::of(rows, limit, |(seq, _)| *seq).map(|(_, b)| BoardRecord::new(&b, base)))
 }
 
 /// `PUT`/`PATCH /pinboards/{id}`: the updated record.
@@ -81,22 +76,22 @@ pub async fn update(
     who: &Principal,
     id: &str,
     body: UpdateBoardBody,
-) -> Result<Data> {
+) -> Result<BoardRecord> {
     let update = body.into_update(state.limits())?;
     let now = clock::now_ms();
     let board = state
         .store
         .update_pinboard(&who.workspace_id, id, &mut |b| Ok(update.apply(b, now)))
         .await?;
-    record(state, &board)
+    Ok(BoardRecord::new(&board, state.public_base()))
 }
 
 /// `DELETE /pinboards/{id}`: its placements go, its pins stay.
-pub async fn delete(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+pub async fn delete(state: &AppState, who: &Principal, id: &str) -> Result<Deleted> {
     if !state.store.delete_pinboard(&who.workspace_id, id).await? {
         return Err(board_missing());
     }
-    to_data(&Deleted { id, deleted: true })
+    Ok(Deleted::new(id))
 }
 
 /// `POST /pinboards/{id}/pins` body.
@@ -121,12 +116,12 @@ pub struct MoveBody {
 }
 
 /// A placement as the placement routes return it.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Placement", deny_unknown_fields)]
-pub struct PlacementRecord<'a> {
-    pinboard_id: &'a str,
-    pin_id: &'a str,
-    position: Position,
+pub struct PlacementRecord {
+    pub pinboard_id: String,
+    pub pin_id: String,
+    pub position: Position,
 }
 
 /// `POST /pinboards/{id}/pins`: at the given position, or the first free slot.
@@ -135,7 +130,7 @@ pub async fn place(
     who: &Principal,
     board_id: &str,
     body: PlaceBody,
-) -> Result<Data> {
+) -> Result<PlacementRecord> {
     let input = match &body.position {
         None | Some(Value::Null) => None,
         Some(value) => Some(PositionInput::parse(value, "position")?),
@@ -151,9 +146,9 @@ pub async fn place(
             &mut |_, others| wanted.place(others),
         )
         .await?;
-    to_data(&PlacementRecord {
-        pinboard_id: board_id,
-        pin_id: &body.pin_id,
+    Ok(PlacementRecord {
+        pinboard_id: board_id.to_owned(),
+        pin_id: body.pin_id,
         position,
     })
 }
@@ -165,7 +160,7 @@ pub async fn move_pin(
     board_id: &str,
     pin_id: &str,
     body: MoveBody,
-) -> Result<Data> {
+) -> Result<PlacementRecord> {
     let change = Move::new(
         PositionInput::parse(&body.position, "position")?,
         "position",
@@ -183,20 +178,20 @@ pub async fn move_pin(
             },
         )
         .await?;
-    to_data(&PlacementRecord {
-        pinboard_id: board_id,
-        pin_id,
+    Ok(PlacementRecord {
+        pinboard_id: board_id.to_owned(),
+        pin_id: pin_id.to_owned(),
         position,
     })
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "RemovedPlacement", deny_unknown_fields)]
-pub struct Removed<'a> {
-    pinboard_id: &'a str,
-    pin_id: &'a str,
+pub struct Removed {
+    pub pinboard_id: String,
+    pub pin_id: String,
     #[schemars(extend("const" = true))]
-    deleted: bool,
+    pub deleted: bool,
 }
 
 /// `DELETE /pinboards/{id}/pins/{pinId}`: takes the pin off the board (the pin stays).
@@ -205,14 +200,14 @@ pub async fn unplace(
     who: &Principal,
     board_id: &str,
     pin_id: &str,
-) -> Result<Data> {
+) -> Result<Removed> {
     state
         .store
         .remove_placement(&who.workspace_id, board_id, pin_id, clock::now_ms())
         .await?;
-    to_data(&Removed {
-        pinboard_id: board_id,
-        pin_id,
+    Ok(Removed {
+        pinboard_id: board_id.to_owned(),
+        pin_id: pin_id.to_owned(),
         deleted: true,
     })
 }

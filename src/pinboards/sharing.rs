@@ -10,12 +10,9 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    pins::{
-        non_empty,
-        ops::{to_data, Data},
-        present, shareable_url,
-    },
+    pins::shareable_url,
     store::Sharing,
+    wire::body::{non_empty, present},
 };
 
 /// `PUT .../share` body: only the supplied settings change (at least one).
@@ -64,7 +61,7 @@ impl ShareBody {
 }
 
 /// What `GET` and `PUT .../share` return: the four settings and the page they govern.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "ShareSettings", deny_unknown_fields)]
 pub struct ShareRecord {
     #[serde(flatten)]
@@ -72,11 +69,11 @@ pub struct ShareRecord {
     shareable_url: String,
 }
 
-fn record(state: &AppState, id: &str, sharing: Sharing) -> Result<Data> {
-    to_data(&ShareRecord {
+fn record(state: &AppState, id: &str, sharing: Sharing) -> ShareRecord {
+    ShareRecord {
         sharing,
         shareable_url: shareable_url(state.public_base(), id),
-    })
+    }
 }
 
 fn not_found(what: &'static str) -> Error {
@@ -84,18 +81,23 @@ fn not_found(what: &'static str) -> Error {
 }
 
 /// `GET /pins/{id}/share`.
-pub async fn get_pin(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+pub async fn get_pin(state: &AppState, who: &Principal, id: &str) -> Result<ShareRecord> {
     let pins = state
         .store
         .get_pins(&who.workspace_id, &[id.to_owned()])
         .await?;
     let pin = pins.first().ok_or_else(|| not_found("pin"))?;
-    record(state, id, pin.sharing())
+    Ok(record(state, id, pin.sharing()))
 }
 
 /// `PUT /pins/{id}/share`: a write of the pin like any other (a new version, kept in its
 /// history), since `is_public` is part of the pin record.
-pub async fn put_pin(state: &AppState, who: &Principal, id: &str, body: ShareBody) -> Result<Data> {
+pub async fn put_pin(
+    state: &AppState,
+    who: &Principal,
+    id: &str,
+    body: ShareBody,
+) -> Result<ShareRecord> {
     let body = body.checked()?;
     let now = clock::now_ms();
     let updated = state
@@ -119,17 +121,17 @@ pub async fn put_pin(state: &AppState, who: &Principal, id: &str, body: ShareBod
     let pin = updated
         .first()
         .ok_or_else(|| Error::Internal("share update returned no pin".into()))?;
-    record(state, id, pin.sharing())
+    Ok(record(state, id, pin.sharing()))
 }
 
 /// `GET /pinboards/{id}/share`.
-pub async fn get_board(state: &AppState, who: &Principal, id: &str) -> Result<Data> {
+pub async fn get_board(state: &AppState, who: &Principal, id: &str) -> Result<ShareRecord> {
     let board = state
         .store
         .get_pinboard(&who.workspace_id, id)
         .await?
         .ok_or_else(|| not_found("pinboard"))?;
-    record(state, id, board.sharing)
+    Ok(record(state, id, board.sharing))
 }
 
 /// `PUT /pinboards/{id}/share`.
@@ -138,7 +140,7 @@ pub async fn put_board(
     who: &Principal,
     id: &str,
     body: ShareBody,
-) -> Result<Data> {
+) -> Result<ShareRecord> {
     let body = body.checked()?;
     let now = clock::now_ms();
     let board = state
@@ -149,5 +151,5 @@ pub async fn put_board(
             Ok(board)
         })
         .await?;
-    record(state, id, board.sharing)
+    Ok(record(state, id, board.sharing))
 }

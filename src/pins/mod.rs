@@ -7,14 +7,15 @@ pub mod rendered;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{value::RawValue, Value};
+use serde_json::Value;
 
 use crate::{
     clock,
     config::Limits,
     error::{Error, Result},
     pin_types::{self, PinType},
-    store::Pin,
+    store::{JsonText, Pin},
+    wire::body::{non_empty, nullable, present},
 };
 
 /// The example create body of the API description: a stat-cards pin.
@@ -56,42 +57,6 @@ pub fn is_blank(text: &str) -> bool {
 
 /// `pin_layout`: `WxH`, each from 1 to 4.
 pub const LAYOUT_PATTERN: &str = "^[1-4]x[1-4]$";
-
-/// Any JSON value: the schema `{}` (which many OpenAPI tools read where they refuse `true`).
-pub(crate) fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({})
-}
-
-/// An optional field that, when sent, must be a value: `null` is refused (for fields where
-/// it would mean nothing, so a body of nulls can't pass for a change).
-pub(crate) fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
-/// The schema of an optional value that can't be `null`: `null` left out of its types.
-pub(crate) fn non_null(schema: &mut schemars::Schema) {
-    if let Some(serde_json::Value::Array(types)) = schema.remove("type") {
-        let mut types: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
-        let kind = match types.len() {
-            1 => types.remove(0),
-            _ => Value::Array(types),
-        };
-        schema.insert("type".into(), kind);
-    }
-}
-
-/// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
-pub(crate) fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(d).map(Some)
-}
 
 /// `POST /pins` body: shape A (`pin_type`, `pin_config`, `metadata`) or shape B
 /// (`data_type`, `pin_type`, `pin_layout`, `content`, `metadata`).
@@ -181,12 +146,6 @@ pub struct MetadataBody {
     pub pin_config: Option<Value>,
     #[serde(default, deserialize_with = "nullable")]
     pub provenance: Option<Option<Provenance>>,
-}
-
-/// An object schema that needs at least one member: a body of an update that changes
-/// nothing is refused.
-pub(crate) fn non_empty(schema: &mut schemars::Schema) {
-    schema.insert("minProperties".into(), 1.into());
 }
 
 /// Run/source audit data attached to a pin.
@@ -284,20 +243,6 @@ impl Provenance {
 
 fn is_web_url(text: &str) -> bool {
     url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
-}
-
-/// Parses `value` into a request type, turning serde's complaint into `VALIDATION_FAILED`
-/// at `prefix.path` (`body` for the whole body).
-pub fn parse_body<T: serde::de::DeserializeOwned>(value: &Value, prefix: &str) -> Result<T> {
-    pin_types::parse(value).map_err(|e| {
-        let field = e.field(prefix);
-        let field = if field.is_empty() {
-            "body".to_owned()
-        } else {
-            field
-        };
-        Error::validation(field, e.expected)
-    })
 }
 
 fn parse_pin_type(name: &str, field: &str) -> Result<PinType> {
@@ -584,17 +529,17 @@ impl PinChange {
 }
 
 /// The pin record of reads, lists and batch gets (CONTRACT.md 2).
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Pin", deny_unknown_fields)]
-pub struct PinRecord<'a> {
-    pub id: &'a str,
+pub struct PinRecord {
+    pub id: String,
     #[schemars(schema_with = "pin_types::pin_type_schema")]
-    pub pin_type: &'a str,
+    pub pin_type: String,
     #[schemars(schema_with = "pin_types::config_schema")]
-    pub pin_config: &'a RawValue,
-    pub pin_layout: &'a str,
+    pub pin_config: JsonText,
+    pub pin_layout: String,
     pub is_public: bool,
-    pub metadata: RecordMetadata<'a>,
+    pub metadata: RecordMetadata,
     /// Starts at 1, grows with every update; the `ETag` of a read.
     pub version: i64,
     /// The pin's share page (served when the pin is public).
@@ -606,18 +551,13 @@ pub struct PinRecord<'a> {
     pub updated_at: String,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "PinMetadata", deny_unknown_fields)]
-pub struct RecordMetadata<'a> {
-    pub title: Option<&'a str>,
-    pub tags: &'a [String],
+pub struct RecordMetadata {
+    pub title: Option<String>,
+    pub tags: Vec<String>,
     #[schemars(with = "Option<Provenance>")]
-    pub provenance: Option<&'a RawValue>,
-}
-
-/// Stored JSON text as a raw value for output; the store only holds text we serialised.
-fn raw(text: &str) -> Result<&RawValue> {
-    serde_json::from_str(text).map_err(|e| Error::Internal(format!("stored JSON: {e}")))
+    pub provenance: Option<JsonText>,
 }
 
 /// Where a pin's share page lives (served by the share pages).
@@ -625,18 +565,22 @@ pub fn shareable_url(base: &str, id: &str) -> String {
     format!("{base}/share/{id}")
 }
 
-impl<'a> PinRecord<'a> {
-    pub fn new(pin: &'a Pin, public_base: &str) -> Result<Self> {
+impl PinRecord {
+    pub fn new(pin: &Pin, public_base: &str) -> Result<Self> {
         Ok(PinRecord {
-            id: &pin.id,
-            pin_type: &pin.pin_type,
-            pin_config: raw(&pin.pin_config)?,
-            pin_layout: &pin.pin_layout,
+            id: pin.id.clone(),
+            pin_type: pin.pin_type.clone(),
+            pin_config: JsonText::stored(pin.pin_config.as_str())?,
+            pin_layout: pin.pin_layout.clone(),
             is_public: pin.is_public,
             metadata: RecordMetadata {
-                title: pin.title.as_deref(),
-                tags: &pin.tags,
-                provenance: pin.provenance.as_deref().map(raw).transpose()?,
+                title: pin.title.clone(),
+                tags: pin.tags.clone(),
+                provenance: pin
+                    .provenance
+                    .as_deref()
+                    .map(JsonText::stored)
+                    .transpose()?,
             },
             version: pin.version,
             shareable_url: shareable_url(public_base, &pin.id),
@@ -647,16 +591,25 @@ impl<'a> PinRecord<'a> {
 }
 
 /// Create response data: `pin_id` plus the whole record.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
-pub struct CreatedPin<'a> {
-    pub pin_id: &'a str,
+pub struct CreatedPin {
+    pub pin_id: String,
     #[serde(flatten)]
-    pub record: PinRecord<'a>,
+    pub record: PinRecord,
+}
+
+impl CreatedPin {
+    pub fn new(pin: &Pin, public_base: &str) -> Result<Self> {
+        Ok(CreatedPin {
+            pin_id: pin.id.clone(),
+            record: PinRecord::new(pin, public_base)?,
+        })
+    }
 }
 
 /// Update response data: `updated_at` in epoch milliseconds (SPEC.md 2.3).
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdatedPin {
     pub id: String,

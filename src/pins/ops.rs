@@ -1,99 +1,42 @@
 //! The pin operations, as plain functions over the application state and the caller. HTTP
-//! handlers call them; so will MCP tools and pages. Each returns its `data` already
-//! serialised, which is also what an idempotent retry replays.
+//! handlers, MCP tools and pages call them; each returns the records it made or read.
 
 use std::collections::HashMap;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{value::RawValue, Value};
-use sha2::{Digest, Sha256};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::{
-    records::Record, rendered, CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
-    BATCH_ITEMS,
+    records::Record,
+    rendered::{self, PinRead},
+    CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin, BATCH_ITEMS,
 };
 use crate::{
     app::AppState,
     auth::Principal,
     clock,
     error::{Error, Result},
-    store::{Created, Idempotent, Pin, PinKey, PinQuery},
+    store::{Created, Idempotent, Pin, PinKey, PinQuery, Serialized},
+    wire::{
+        idempotency::{live_since, replay},
+        page::{self, CURSOR_PATTERN, PAGE_MAX},
+        parse_body, Deleted, Found, IdempotencyKey, Outcome, Page, PageParams, Precondition,
+    },
 };
 
-/// Serialised `data` of a successful operation.
-pub type Data = Box<RawValue>;
+/// What a create answers: one record, or a batch's records in request order.
+pub type Creates = Vec<CreatedPin>;
 
-/// The answer to a create: fresh, or the replay of an earlier identical request.
-pub struct Outcome {
-    pub data: Data,
-    pub replayed: bool,
-}
-
-/// A client's `Idempotency-Key` with what identifies its request.
-pub struct IdempotencyKey {
-    pub key: String,
-    /// Operation name plus the exact body bytes.
-    request_hash: String,
-}
-
-impl IdempotencyKey {
-    /// What a key may be: 1 to 255 visible ASCII characters (the header's schema).
-    pub const PATTERN: &'static str = "^[!-~]{1,255}$";
-
-    /// Accepts 1 to 255 visible ASCII characters ([`Self::PATTERN`]).
-    pub fn new(key: &str, operation: &str, body: &[u8]) -> Result<Self> {
-        if key.is_empty() || key.len() > 255 || !key.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err(Error::validation(
-                "Idempotency-Key",
-                "1 to 255 visible ASCII characters",
-            ));
-        }
-        let mut hash = Sha256::new();
-        hash.update(operation.as_bytes());
-        hash.update([0]);
-        hash.update(body);
-        Ok(IdempotencyKey {
-            key: key.to_owned(),
-            request_hash: hex::encode(hash.finalize()),
-        })
-    }
-}
-
-pub(crate) fn to_data<T: Serialize + ?Sized>(value: &T) -> Result<Data> {
-    serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))
-}
-
-fn records<'a>(state: &AppState, pins: &'a [Pin]) -> Result<Vec<PinRecord<'a>>> {
-    pins.iter()
-        .map(|p| PinRecord::new(p, state.public_base()))
-        .collect()
-}
-
-fn created_data(state: &AppState, pins: &[Pin], single: bool) -> Result<Data> {
-    let created = pins
-        .iter()
-        .map(|p| {
-            Ok(CreatedPin {
-                pin_id: &p.id,
-                record: PinRecord::new(p, state.public_base())?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    match created.as_slice() {
-        [one] if single => to_data(one),
-        all => to_data(all),
-    }
-}
-
-/// Stores `pins` (one transaction), honouring an idempotency key.
-async fn store_new(
+/// Stores `pins` (one transaction), honouring an idempotency key; `data` is the answer
+/// `answer` makes of the records.
+async fn store_new<T: serde::Serialize>(
     state: &AppState,
     who: &Principal,
     pins: Vec<Pin>,
-    single: bool,
     idem: Option<IdempotencyKey>,
-) -> Result<Outcome> {
+    answer: impl FnOnce(Creates) -> Result<T>,
+) -> Result<Outcome<T>> {
     let ws = &who.workspace_id;
     let now = pins.first().map_or_else(clock::now_ms, |p| p.created_at);
     if let Some(idem) = &idem {
@@ -101,11 +44,15 @@ async fn store_new(
             return Ok(outcome);
         }
     }
-    let data = created_data(state, &pins, single)?;
+    let created = pins
+        .iter()
+        .map(|p| CreatedPin::new(p, state.public_base()))
+        .collect::<Result<Creates>>()?;
+    let data = Serialized::new(&answer(created)?)?;
     let record = idem.as_ref().map(|i| Idempotent {
         key: i.key.clone(),
         request_hash: i.request_hash.clone(),
-        response: data.get().to_owned(),
+        response: data.as_str().to_owned(),
         created_at: now,
         live_since: live_since(state, now),
     });
@@ -123,46 +70,21 @@ async fn store_new(
     }
 }
 
-/// Idempotency records older than the configured window no longer replay.
-fn live_since(state: &AppState, now: i64) -> i64 {
-    let ttl_ms = state.limits().idempotency_ttl_secs.saturating_mul(1000);
-    now - i64::try_from(ttl_ms).unwrap_or(i64::MAX)
-}
-
-async fn replay(
-    state: &AppState,
-    ws: &str,
-    idem: &IdempotencyKey,
-    now: i64,
-) -> Result<Option<Outcome>> {
-    let Some(first) = state
-        .store
-        .find_idempotent(ws, &idem.key, live_since(state, now))
-        .await?
-    else {
-        return Ok(None);
-    };
-    if first.request_hash != idem.request_hash {
-        return Err(Error::Conflict(
-            "Idempotency-Key was already used with a different request body".into(),
-        ));
-    }
-    let data = RawValue::from_string(first.response).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(Some(Outcome {
-        data,
-        replayed: true,
-    }))
-}
-
 /// `POST /pins`.
 pub async fn create(
     state: &AppState,
     who: &Principal,
     body: CreateBody,
     idem: Option<IdempotencyKey>,
-) -> Result<Outcome> {
+) -> Result<Outcome<CreatedPin>> {
     let pin = body.into_pin("", state.limits(), clock::now_ms())?;
-    store_new(state, who, vec![pin], true, idem).await
+    store_new(state, who, vec![pin], idem, |created| {
+        created
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a create made no record".into()))
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -188,7 +110,7 @@ pub async fn create_batch(
     who: &Principal,
     body: BatchCreateBody,
     idem: Option<IdempotencyKey>,
-) -> Result<Outcome> {
+) -> Result<Outcome<Creates>> {
     check_batch_len(body.pins.len(), "pins", state)?;
     let now = clock::now_ms();
     let pins = body
@@ -197,38 +119,32 @@ pub async fn create_batch(
         .enumerate()
         .map(|(i, item)| {
             let prefix = format!("pins[{i}].");
-            super::parse_body::<CreateBody>(item, &format!("pins[{i}]"))
+            parse_body::<CreateBody>(item, &format!("pins[{i}]"))
                 .and_then(|b| b.into_pin(&prefix, state.limits(), now))
                 .map_err(|e| e.at_index(i))
         })
         .collect::<Result<Vec<_>>>()?;
-    store_new(state, who, pins, false, idem).await
+    store_new(state, who, pins, idem, Ok).await
 }
 
-/// `GET /pins/{id}`: the record (with `render`, resolved: [`super::rendered`]) and its
-/// version (for `ETag`).
-pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> Result<(Data, i64)> {
+/// `GET /pins/{id}`: the record (with `render`, resolved: [`super::rendered`]); its
+/// version is the `ETag`.
+pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> Result<PinRead> {
     let pins = state
         .store
         .get_pins(&who.workspace_id, &[id.to_owned()])
         .await?;
-    let pin = pins.first().ok_or(Error::NotFound {
+    let missing = || Error::NotFound {
         what: "pin",
         index: None,
-    })?;
-    let version = pin.version;
+    };
     if render {
         let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
-        let one = resolved.first().ok_or(Error::NotFound {
-            what: "pin",
-            index: None,
-        })?;
-        return Ok((one.record(state.public_base())?, version));
+        let one = resolved.first().ok_or_else(missing)?;
+        return Ok(one.record(state.public_base())?.into());
     }
-    Ok((
-        to_data(&PinRecord::new(pin, state.public_base())?)?,
-        version,
-    ))
+    let pin = pins.first().ok_or_else(missing)?;
+    Ok(PinRecord::new(pin, state.public_base())?.into())
 }
 
 /// `?render=true` of the pin reads: templates resolved and blocks evaluated.
@@ -264,34 +180,34 @@ pub async fn get_batch(
     who: &Principal,
     body: BatchGetBody,
     render: bool,
-) -> Result<(Data, Data)> {
+) -> Result<Found<PinRead>> {
     check_batch_len(body.pin_ids.len(), "pin_ids", state)?;
     let pins = state
         .store
         .get_pins(&who.workspace_id, &body.pin_ids)
         .await?;
-    let missing: Vec<&str> = body
+    let missing = body
         .pin_ids
         .iter()
         .filter(|id| !pins.iter().any(|p| &p.id == *id))
-        .map(String::as_str)
+        .cloned()
         .collect();
-    let mut found = Vec::with_capacity(pins.len());
+    let mut data = Vec::with_capacity(pins.len());
     if render {
         let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
         for id in &body.pin_ids {
             if let Some(one) = resolved.iter().find(|r| &r.pin.id == id) {
-                found.push(one.record(state.public_base())?);
+                data.push(one.record(state.public_base())?.into());
             }
         }
     } else {
         for id in &body.pin_ids {
             if let Some(pin) = pins.iter().find(|p| &p.id == id) {
-                found.push(to_data(&PinRecord::new(pin, state.public_base())?)?);
+                data.push(PinRecord::new(pin, state.public_base())?.into());
             }
         }
     }
-    Ok((to_data(&found)?, to_data(&missing)?))
+    Ok(Found { data, missing })
 }
 
 /// Query of `GET /pins` and `GET /pins/{id}/versions`.
@@ -327,100 +243,9 @@ pub struct ListParams {
     pub render: Option<String>,
 }
 
-/// Query of the lists without filters: `GET /pinboards`, `GET /pins/{id}/versions`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct PageParams {
-    /// Page size, 1 to 200 (default 50).
-    #[serde(default)]
-    #[schemars(with = "u8", range(min = 1, max = PAGE_MAX))]
-    pub limit: Option<String>,
-    /// `pagination.next_cursor` of the previous page.
-    #[serde(default)]
-    #[schemars(with = "String", regex(pattern = CURSOR_PATTERN))]
-    pub cursor: Option<String>,
-}
-
-/// `pagination` of a list response.
-#[derive(Debug, Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct Pagination {
-    pub next_cursor: Option<String>,
-    pub has_more: bool,
-}
-
 /// Text without U+0000, which no request may carry anywhere (the description says so once;
 /// this states it where generators draw distinct values without their usual alphabet).
 const NO_NUL: &str = "^[^\\x00]*$";
-
-/// Largest page of a list.
-pub const PAGE_MAX: i64 = 200;
-/// Page size of a list without `limit`.
-const PAGE_DEFAULT: i64 = 50;
-
-pub(crate) fn page_limit(limit: Option<&str>) -> Result<i64> {
-    match limit {
-        None => Ok(PAGE_DEFAULT),
-        Some(text) => text
-            .parse::<i64>()
-            .ok()
-            .filter(|n| (1..=PAGE_MAX).contains(n))
-            .ok_or_else(|| Error::validation("limit", format!("an integer from 1 to {PAGE_MAX}"))),
-    }
-}
-
-/// Most digits of a cursor's position (so it always fits an i64).
-const CURSOR_DIGITS: usize = 18;
-
-/// Every cursor [`decode_cursor`] accepts, and no other: `c1.` and 1 to 18 digits, in
-/// URL-safe base64 without padding. `c1.` is `YzEu`; each 3 digits are 4 characters (the
-/// first digit gives `M`/`N`/`O`, ...), a last 1 or 2 digits 2 or 3 characters.
-pub const CURSOR_PATTERN: &str = concat!(
-    "^YzEu(?:",
-    "(?:(?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){1,6}",
-    "|(?:(?:[MN][DTjz]|O[DT])[AEIMQUYcgk][w-z0-5]){0,5}",
-    "(?:[MN][AQgw]|O[AQ]|(?:[MN][DTjz]|O[DT])[AEIMQUYcgk])",
-    ")$"
-);
-
-/// Cursors are opaque to clients: `c1.<position>` in URL-safe base64.
-fn encode_cursor(position: i64) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("c1.{position}"))
-}
-
-pub(crate) fn decode_cursor(cursor: &str) -> Result<i64> {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .and_then(|text| {
-            let digits = text.strip_prefix("c1.")?;
-            let ok = (1..=CURSOR_DIGITS).contains(&digits.len())
-                && digits.bytes().all(|b| b.is_ascii_digit());
-            digits.parse().ok().filter(|_| ok)
-        })
-        .ok_or_else(|| Error::validation("cursor", "a cursor returned by a previous page"))
-}
-
-pub(crate) fn page<T>(
-    mut rows: Vec<T>,
-    limit: i64,
-    position: impl Fn(&T) -> i64,
-) -> (Vec<T>, Pagination) {
-    let has_more = rows.len() as i64 > limit;
-    rows.truncate(limit as usize);
-    let next_cursor = has_more
-        .then(|| rows.last().map(|r| encode_cursor(position(r))))
-        .flatten();
-    (
-        rows,
-        Pagination {
-            next_cursor,
-            has_more,
-        },
-    )
-}
 
 /// `GET /pins`: newest first, keyset-paginated; `pinboard_id` keeps the pins placed on that
 /// board.
@@ -428,8 +253,8 @@ pub async fn list(
     state: &AppState,
     who: &Principal,
     params: &ListParams,
-) -> Result<(Data, Pagination)> {
-    let limit = page_limit(params.limit.as_deref())?;
+) -> Result<Page<Serialized<PinRead>>> {
+    let (limit, before_seq) = page::window(params.limit.as_deref(), params.cursor.as_deref())?;
     let pin_type = params
         .pin_type
         .as_deref()
@@ -449,7 +274,6 @@ pub async fn list(
                 })
         })
         .transpose()?;
-    let before_seq = params.cursor.as_deref().map(decode_cursor).transpose()?;
     let render = render_flag(params.render.as_deref())?;
     // An unknown board is a 404 rather than an empty page: a mistyped id must not look
     // like an empty dashboard.
@@ -475,21 +299,30 @@ pub async fn list(
         pinboard_id: params.pinboard_id.clone(),
     };
     let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
-    let (keys, pagination) = page(keys, limit, |key| key.seq);
-    if render {
-        let records = rendered::list_records(state, &who.workspace_id, &keys).await?;
-        let records: Vec<&RawValue> = records.iter().map(|record| &**record).collect();
-        return Ok((to_data(&records)?, pagination));
-    }
-    let records = rendered(state, who, &keys).await?;
-    let records: Vec<&RawValue> = records.iter().map(|record| &**record).collect();
-    Ok((to_data(&records)?, pagination))
+    let keys = Page::of(keys, limit, |key| key.seq);
+    let data = if render {
+        rendered::list_records(state, &who.workspace_id, &keys.data)
+            .await?
+            .into_iter()
+            .map(Serialized::widen)
+            .collect()
+    } else {
+        kept_records(state, who, &keys.data)
+            .await?
+            .into_iter()
+            .map(Serialized::widen)
+            .collect()
+    };
+    Ok(Page {
+        data,
+        pagination: keys.pagination,
+    })
 }
 
 /// The record of each listed pin: kept ones as they are, the others read and rendered (and
 /// kept). A pin deleted between the two reads is left out; one changed between them is shown
 /// as it is now.
-async fn rendered(state: &AppState, who: &Principal, keys: &[PinKey]) -> Result<Vec<Record>> {
+async fn kept_records(state: &AppState, who: &Principal, keys: &[PinKey]) -> Result<Vec<Record>> {
     let mut found = state.records.find(keys);
     let missing: Vec<String> = keys
         .iter()
@@ -502,7 +335,7 @@ async fn rendered(state: &AppState, who: &Principal, keys: &[PinKey]) -> Result<
         let pins: HashMap<&str, &Pin> = pins.iter().map(|pin| (pin.id.as_str(), pin)).collect();
         for (key, record) in keys.iter().zip(found.iter_mut()) {
             if let (None, Some(pin)) = (&record, pins.get(key.id.as_str())) {
-                let fresh: Record = to_data(&PinRecord::new(pin, state.public_base())?)?.into();
+                let fresh = Serialized::new(&PinRecord::new(pin, state.public_base())?)?;
                 state
                     .records
                     .keep(&pin.id, pin.version, pin.updated_at, fresh.clone());
@@ -519,9 +352,8 @@ pub async fn versions(
     who: &Principal,
     id: &str,
     params: &PageParams,
-) -> Result<(Data, Pagination)> {
-    let limit = page_limit(params.limit.as_deref())?;
-    let before = params.cursor.as_deref().map(decode_cursor).transpose()?;
+) -> Result<Page<PinRecord>> {
+    let (limit, before) = params.window()?;
     let rows = state
         .store
         .list_versions(&who.workspace_id, id, before, limit + 1)
@@ -530,28 +362,8 @@ pub async fn versions(
             what: "pin",
             index: None,
         })?;
-    let (pins, pagination) = page(rows, limit, |p| p.version);
-    Ok((to_data(&records(state, &pins)?)?, pagination))
-}
-
-/// An `If-Match` precondition: the versions the client accepts (`None` = any).
-#[derive(Debug, Clone, Default)]
-pub struct Precondition(pub Option<Vec<i64>>);
-
-impl Precondition {
-    fn check(&self, pin: &Pin) -> Result<()> {
-        self.check_version(pin.version)
-    }
-
-    /// 412 `PRECONDITION_FAILED` unless the client accepts version `current`.
-    pub fn check_version(&self, current: i64) -> Result<()> {
-        match &self.0 {
-            Some(versions) if !versions.contains(&current) => {
-                Err(Error::PreconditionFailed { current })
-            }
-            _ => Ok(()),
-        }
-    }
+    let base = state.public_base();
+    Page::of(rows, limit, |p| p.version).try_map(|pin| PinRecord::new(&pin, base))
 }
 
 /// `PUT`/`PATCH /pins/{id}`.
@@ -566,7 +378,7 @@ pub async fn update(
     let limits = state.limits();
     let now = clock::now_ms();
     let mut apply = |_: usize, pin: Pin| {
-        precondition.check(&pin)?;
+        precondition.check_version(pin.version)?;
         change.apply(pin, "", limits, now)
     };
     let updated = state
@@ -629,7 +441,7 @@ pub async fn update_batch(
     state: &AppState,
     who: &Principal,
     body: BatchUpdateBody,
-) -> Result<Data> {
+) -> Result<Vec<UpdatedPin>> {
     check_batch_len(body.pins.len(), "pins", state)?;
     let limits = state.limits();
     let mut ids = Vec::with_capacity(body.pins.len());
@@ -659,16 +471,14 @@ pub async fn update_batch(
             &mut apply,
         )
         .await?;
-    to_data(
-        &updated
-            .iter()
-            .map(|p| UpdatedPin {
-                id: p.id.clone(),
-                updated_at: p.updated_at,
-                version: p.version,
-            })
-            .collect::<Vec<_>>(),
-    )
+    Ok(updated
+        .iter()
+        .map(|p| UpdatedPin {
+            id: p.id.clone(),
+            updated_at: p.updated_at,
+            version: p.version,
+        })
+        .collect())
 }
 
 /// A batch update item is `{id, ...update fields}`: the id is taken out and the rest parsed
@@ -687,16 +497,8 @@ fn split_id(item: &Value, i: usize) -> Result<(String, UpdateBody)> {
             )
         }
     };
-    let update = super::parse_body(&Value::Object(fields), &field).map_err(|e| e.at_index(i))?;
+    let update = parse_body(&Value::Object(fields), &field).map_err(|e| e.at_index(i))?;
     Ok((id, update))
-}
-
-#[derive(Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct Deleted<'a> {
-    pub id: &'a str,
-    #[schemars(extend("const" = true))]
-    pub deleted: bool,
 }
 
 /// `DELETE /pins/{id}`.
@@ -705,16 +507,16 @@ pub async fn delete(
     who: &Principal,
     id: &str,
     precondition: Precondition,
-) -> Result<Data> {
+) -> Result<Deleted> {
     let ids = [id.to_owned()];
     state
         .store
         .delete_pins(&who.workspace_id, &ids, &mut |_, pin| {
-            precondition.check(pin)
+            precondition.check_version(pin.version)
         })
         .await
         .map_err(without_index)?;
-    to_data(&Deleted { id, deleted: true })
+    Ok(Deleted::new(id))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -734,18 +536,12 @@ pub async fn delete_batch(
     state: &AppState,
     who: &Principal,
     body: BatchDeleteBody,
-) -> Result<Data> {
+) -> Result<Vec<Deleted>> {
     check_batch_len(body.pin_ids.len(), "pin_ids", state)?;
     check_unique(&body.pin_ids, |i| format!("pin_ids[{i}]"))?;
     state
         .store
         .delete_pins(&who.workspace_id, &body.pin_ids, &mut |_, _| Ok(()))
         .await?;
-    to_data(
-        &body
-            .pin_ids
-            .iter()
-            .map(|id| Deleted { id, deleted: true })
-            .collect::<Vec<_>>(),
-    )
+    Ok(body.pin_ids.into_iter().map(Deleted::new).collect())
 }

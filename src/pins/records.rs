@@ -12,21 +12,16 @@
 //! the newer one is full it becomes the older one and the older one is dropped; a record
 //! found in the older one moves back to the newer one. The pins that keep being listed stay.
 
-use std::{
-    collections::HashMap,
-    mem,
-    sync::{Arc, Mutex},
-};
+use std::{collections::HashMap, mem, sync::Mutex};
 
-use serde_json::value::RawValue;
-
-use crate::store::PinKey;
+use super::PinRecord;
+use crate::store::{PinKey, Serialized};
 
 /// Records per generation: at about 0.5 KB a record, at most ~10 MiB for both.
 const GENERATION: usize = 10_000;
 
 /// A rendered record, the JSON of [`super::PinRecord`].
-pub type Record = Arc<RawValue>;
+pub type Record = Serialized<PinRecord>;
 
 /// Values kept by pin id in two bounded generations (see the module's doc); what a value
 /// stands for is checked by the caller's test on each find.
@@ -142,7 +137,7 @@ mod tests {
     }
 
     fn record(text: &str) -> Record {
-        Arc::from(serde_json::value::to_raw_value(text).unwrap())
+        Serialized::stored(serde_json::to_string(text).unwrap()).unwrap()
     }
 
     #[test]
@@ -150,7 +145,7 @@ mod tests {
         let cache = RecordCache::default();
         cache.keep("p-1", 1, 10, record("one"));
         let found = cache.find(&[key("p-1", 1), key("p-1", 2), key("p-2", 1)]);
-        assert_eq!(found[0].as_ref().map(|r| r.get()), Some("\"one\""));
+        assert_eq!(found[0].as_ref().map(|r| r.as_str()), Some("\"one\""));
         assert!(found[1].is_none(), "another version");
         assert!(found[2].is_none(), "another pin");
         let mut moved = key("p-1", 1);

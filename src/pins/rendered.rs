@@ -13,15 +13,12 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{
-    records::{Generational, Record},
-    PinRecord,
-};
+use super::{records::Generational, PinRecord};
 use crate::{
     app::AppState,
     blocks::ops::{evaluate, referenced, BlockRecord, Evaluated},
     error::{Error, Result},
-    store::{Block, Pin, PinKey},
+    store::{Block, Pin, PinKey, Serialized},
     templates::{self, Renderer, Warning},
 };
 
@@ -62,47 +59,64 @@ impl Resolved {
     }
 
     /// The record of a rendered read.
-    pub fn record(&self, public_base: &str) -> Result<Box<serde_json::value::RawValue>> {
-        let blocks: Vec<Evaluated<'_>> = self.blocks().collect();
-        let record = RenderedPin {
+    pub fn record(&self, public_base: &str) -> Result<RenderedPin> {
+        Ok(RenderedPin {
             record: PinRecord::new(&self.pin, public_base)?,
-            blocks: blocks
-                .iter()
-                .map(Evaluated::record)
-                .collect::<Result<_>>()?,
+            blocks: self.blocks().map(|e| e.record()).collect::<Result<_>>()?,
             render: RenderInfo {
-                warnings: &self.warnings,
+                warnings: self.warnings.clone(),
             },
-        };
-        super::ops::to_data(&record)
+        })
     }
 }
 
 /// A pin record read with `?render=true`.
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "RenderedPin")]
-pub struct RenderedPin<'a> {
+pub struct RenderedPin {
     #[serde(flatten)]
-    pub record: PinRecord<'a>,
+    pub record: PinRecord,
     /// The pin's blocks, evaluated: each conditional replaced by its chosen branch.
-    pub blocks: Vec<BlockRecord<'a>>,
-    pub render: RenderInfo<'a>,
+    pub blocks: Vec<BlockRecord>,
+    pub render: RenderInfo,
 }
 
 /// What a pin read returns: the record, or with `?render=true` the rendered record (the
 /// API description's shape of those reads).
-#[derive(Serialize, JsonSchema)]
+#[derive(Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
-pub enum PinRead<'a> {
-    Stored(PinRecord<'a>),
-    Rendered(RenderedPin<'a>),
+pub enum PinRead {
+    Stored(PinRecord),
+    Rendered(RenderedPin),
+}
+
+impl From<PinRecord> for PinRead {
+    fn from(record: PinRecord) -> Self {
+        PinRead::Stored(record)
+    }
+}
+
+impl From<RenderedPin> for PinRead {
+    fn from(record: RenderedPin) -> Self {
+        PinRead::Rendered(record)
+    }
+}
+
+impl PinRead {
+    /// The pin's version (its `ETag`).
+    pub fn version(&self) -> i64 {
+        match self {
+            PinRead::Stored(record) => record.version,
+            PinRead::Rendered(rendered) => rendered.record.version,
+        }
+    }
 }
 
 /// What rendering could not resolve.
-#[derive(Serialize, JsonSchema)]
-pub struct RenderInfo<'a> {
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RenderInfo {
     /// One per variable that resolved to nothing (and became the empty string).
-    pub warnings: &'a [Warning],
+    pub warnings: Vec<Warning>,
 }
 
 /// Resolves the pins of a page of the item `id` (a pin or a board) in the item's workspace.
@@ -191,7 +205,7 @@ pub struct KeptRender {
     updated_at: i64,
     refs: Arc<[String]>,
     stamp: u64,
-    record: Record,
+    record: Serialized<RenderedPin>,
 }
 
 /// What a rendered record depends on beyond its pin: each named dataset's id and version,
@@ -206,7 +220,11 @@ fn stamp(refs: &[String], stamps: &HashMap<String, (String, i64)>) -> u64 {
 }
 
 /// The rendered records of a list's page, in its order (a pin deleted meanwhile is left out).
-pub async fn list_records(state: &AppState, ws: &str, keys: &[PinKey]) -> Result<Vec<Record>> {
+pub async fn list_records(
+    state: &AppState,
+    ws: &str,
+    keys: &[PinKey],
+) -> Result<Vec<Serialized<RenderedPin>>> {
     let kept = state
         .rendered
         .find(keys.iter().map(|k| k.id.as_str()), |i, kept| {
@@ -276,7 +294,7 @@ pub async fn list_records(state: &AppState, ws: &str, keys: &[PinKey]) -> Result
             (_, Some(source)) => {
                 let refs: Arc<[String]> = source.refs.clone().into();
                 let resolved = source.render(&datasets)?;
-                let record: Record = resolved.record(state.public_base())?.into();
+                let record = Serialized::new(&resolved.record(state.public_base())?)?;
                 state.rendered.keep(
                     &key.id,
                     KeptRender {

@@ -44,6 +44,7 @@ mod datasets;
 mod events;
 mod group_commit;
 mod identity;
+mod json;
 mod keys;
 mod pins;
 mod placements;
@@ -57,6 +58,7 @@ pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Positi
 pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery};
 pub use events::{Commits, Event, Render};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
+pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
 pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery};
 pub use placements::Placer;

@@ -1,0 +1,67 @@
+//! Helpers of request bodies: parsing a JSON value into a request type with the failing
+//! field's path, and the serde and schema adjustments the bodies share.
+
+use schemars::{Schema, SchemaGenerator};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::{
+    error::{Error, Result},
+    pin_types,
+};
+
+/// Parses `value` into a request type, turning serde's complaint into `VALIDATION_FAILED`
+/// at `prefix.path` (`body` for the whole body).
+pub fn parse_body<T: serde::de::DeserializeOwned>(value: &Value, prefix: &str) -> Result<T> {
+    pin_types::parse(value).map_err(|e| {
+        let field = e.field(prefix);
+        let field = if field.is_empty() {
+            "body".to_owned()
+        } else {
+            field
+        };
+        Error::validation(field, e.expected)
+    })
+}
+
+/// Any JSON value: the schema `{}` (which many OpenAPI tools read where they refuse `true`).
+pub fn any_value(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({})
+}
+
+/// An optional field that, when sent, must be a value: `null` is refused (for fields where
+/// it would mean nothing, so a body of nulls can't pass for a change).
+pub fn present<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// The schema of an optional value that can't be `null`: `null` left out of its types.
+pub fn non_null(schema: &mut Schema) {
+    if let Some(Value::Array(types)) = schema.remove("type") {
+        let mut types: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+        let kind = match types.len() {
+            1 => types.remove(0),
+            _ => Value::Array(types),
+        };
+        schema.insert("type".into(), kind);
+    }
+}
+
+/// Distinguishes a key sent as `null` (`Some(None)`) from a missing one (`None`).
+pub fn nullable<'de, D, T>(d: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// An object schema that needs at least one member: a body of an update that changes
+/// nothing is refused.
+pub fn non_empty(schema: &mut Schema) {
+    schema.insert("minProperties".into(), 1.into());
+}
