@@ -70,10 +70,16 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::web::routes(state.clone()))
         // Agents: MCP at /mcp, behind the same credentials and limits as the API.
         .merge(
-            crate::mcp::routes(state.clone()).route_layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                crate::limits::enforce,
-            )),
+            crate::mcp::routes(state.clone())
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::limits::enforce,
+                ))
+                // Outermost: a browser page of another origin is refused before anything.
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    crate::mcp::same_origin,
+                )),
         )
         .fallback(|| async {
             Error::NotFound {

@@ -97,7 +97,7 @@ impl JwtSettings {
                 "auth.jwt.leeway_secs must be at most {MAX_LEEWAY_SECS}"
             ));
         }
-        if self.jwks.starts_with("http://") && !is_loopback_url(&self.jwks) {
+        if self.jwks.starts_with("http://") && !super::is_trusted_url(&self.jwks) {
             return Err(
                 "auth.jwt.jwks must be https:// (plain http only on a loopback address): \
                  whoever can change the key set can sign any token"
@@ -119,15 +119,6 @@ impl JwtSettings {
 
 /// Largest clock leeway accepted for `exp`/`nbf`: a few minutes of skew, not hours.
 const MAX_LEEWAY_SECS: u64 = 300;
-
-fn is_loopback_url(text: &str) -> bool {
-    url::Url::parse(text).is_ok_and(|u| match u.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(name)) => name == "localhost",
-        None => false,
-    })
-}
 
 impl fmt::Debug for JwtSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

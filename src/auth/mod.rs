@@ -29,6 +29,23 @@ pub(crate) use users::{sign_in, DEFAULT_WORKSPACE};
 
 use serde::{Deserialize, Serialize};
 
+/// Whether the identity provider may be reached at `url`: over https, or plain http only on
+/// a loopback address (a provider on the same machine, or a test's). Whoever can answer
+/// for the provider over a network can sign in as anyone, so plain http elsewhere is
+/// refused (the issuer at start-up, the endpoints its discovery document names, the JWKS).
+pub(crate) fn is_trusted_url(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| match u.scheme() {
+        "https" => true,
+        "http" => match u.host() {
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        },
+        _ => false,
+    })
+}
+
 /// A permission a credential may hold (SPEC.md 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -212,6 +229,27 @@ pub struct Principal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_provider_is_reached_over_https_or_on_loopback() {
+        for url in [
+            "https://accounts.example.com",
+            "http://127.0.0.1:9000/realms/x",
+            "http://[::1]:9000",
+            "http://localhost:8081/token",
+        ] {
+            assert!(is_trusted_url(url), "{url}");
+        }
+        for url in [
+            "http://accounts.example.com",
+            "http://10.0.0.5/token",
+            "http://localhost.evil.example",
+            "ftp://127.0.0.1",
+            "not a url",
+        ] {
+            assert!(!is_trusted_url(url), "{url}");
+        }
+    }
 
     #[test]
     fn star_allows_everything_and_lists_round_trip() {

@@ -58,6 +58,13 @@ impl OidcSettings {
         if issuer.is_empty() {
             return Err("auth.oidc.client_id needs auth.jwt.issuer (the provider)".into());
         }
+        if !super::is_trusted_url(issuer) {
+            return Err(
+                "auth.jwt.issuer must be an https:// URL for web sign-in (plain http only on a \
+                 loopback address): whoever answers for the provider can sign in as anyone"
+                    .into(),
+            );
+        }
         if !self.scopes.split_whitespace().any(|s| s == "openid") {
             return Err("auth.oidc.scopes must include `openid`".into());
         }
@@ -204,6 +211,16 @@ impl Oidc {
                 found.issuer, self.issuer
             )));
         }
+        for (name, url) in [
+            ("authorization_endpoint", &found.authorization_endpoint),
+            ("token_endpoint", &found.token_endpoint),
+        ] {
+            if !super::is_trusted_url(url) {
+                return Err(provider_down(format!(
+                    "discovery names {name} {url}: https only (plain http on loopback)"
+                )));
+            }
+        }
         if let Ok(mut cached) = self.discovered.lock() {
             *cached = Some((Instant::now(), found.clone()));
         }
@@ -289,4 +306,26 @@ impl Oidc {
 fn provider_down(reason: String) -> Error {
     tracing::warn!(%reason, "identity provider unusable");
     Error::Unavailable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> OidcSettings {
+        OidcSettings {
+            client_id: "corkboard".into(),
+            client_secret: String::new(),
+            scopes: "openid email".into(),
+            session_hours: 12,
+        }
+    }
+
+    #[test]
+    fn a_provider_over_plain_http_is_refused_unless_on_loopback() {
+        assert!(settings().check("https://accounts.example.com").is_ok());
+        assert!(settings().check("http://127.0.0.1:8081/realms/x").is_ok());
+        let refused = settings().check("http://idp.example.com").unwrap_err();
+        assert!(refused.contains("https://"), "{refused}");
+    }
 }

@@ -37,9 +37,11 @@ const MCP_ROUTE: &str = "/mcp";
 /// How long a body may take to arrive while its request holds a database connection.
 const PROMPT_BODY: Duration = Duration::from_millis(5);
 
-/// Authenticates the request's credential behind the brute-force guard: a client address
-/// past its failures this minute is refused before any credential is looked at, and a
-/// presented credential that fails counts against it. Share pages use it too.
+/// Authenticates the request's credential behind the brute-force guard: a presented
+/// credential that fails counts against its client address, and an address past its
+/// failures this minute has every further failing credential refused with 429 (not 401)
+/// until the minute ends. A valid credential always passes, so one broken script behind a
+/// NAT can't lock its whole team out. Share pages use it too.
 pub(crate) async fn guarded_authenticate(
     state: &AppState,
     headers: &HeaderMap,
@@ -48,20 +50,19 @@ pub(crate) async fn guarded_authenticate(
     let now = state.clock.now_ms();
     let guard = &state.settings.rate_limits.auth_failures;
     let client = client_address(headers, extensions, &guard.client_ip_header);
-    if let Some(addr) = client {
-        if let Some(window) = state.auth_guard.blocked(addr, now, guard.per_minute) {
-            return Err(Error::TooManyAuthFailures {
-                limit: guard.per_minute,
-                reset_at: window.start + MINUTE_MS,
-                retry_after: retry_after(window.start + MINUTE_MS, now),
-            });
-        }
-    }
     let result = auth::authenticate(headers, state).await;
-    if let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) {
-        if headers.contains_key(axum::http::header::AUTHORIZATION) {
-            state.auth_guard.record(addr, now);
-        }
+    let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) else {
+        return result;
+    };
+    if let Some(window) = state.auth_guard.blocked(addr, now, guard.per_minute) {
+        return Err(Error::TooManyAuthFailures {
+            limit: guard.per_minute,
+            reset_at: window.start + MINUTE_MS,
+            retry_after: retry_after(window.start + MINUTE_MS, now),
+        });
+    }
+    if headers.contains_key(axum::http::header::AUTHORIZATION) {
+        state.auth_guard.record(addr, now);
     }
     result
 }

@@ -14,7 +14,9 @@ pub mod tools;
 use std::sync::Arc;
 
 use axum::{
+    extract::{Request, State},
     http::{header, StatusCode},
+    middleware::Next,
     response::{IntoResponse, Response},
     Router,
 };
@@ -63,6 +65,25 @@ pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route_service("/mcp", service)
         .layer(axum::middleware::map_response(enveloped))
+}
+
+/// Refuses a request whose `Origin` is present and is not this server's (its public base
+/// URL's origin) with the 403 envelope, as the MCP specification asks of servers: a page of
+/// another site, even one whose name was rebound to this address (DNS rebinding), can't
+/// drive the tools from a visitor's browser. Agents send no `Origin`.
+pub async fn same_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Some(origin) = request.headers().get(header::ORIGIN) else {
+        return next.run(request).await;
+    };
+    let own = url::Url::parse(state.public_base()).map(|u| u.origin().ascii_serialization());
+    match (origin.to_str(), own) {
+        (Ok(origin), Ok(own)) if origin.eq_ignore_ascii_case(&own) => next.run(request).await,
+        _ => Error::Forbidden(format!(
+            "requests from another origin are refused (Origin must be {} or absent)",
+            state.public_base()
+        ))
+        .into_response(),
+    }
 }
 
 /// The transport's own refusals (plain text from rmcp) as the error envelope every other

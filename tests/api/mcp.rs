@@ -66,6 +66,13 @@ async fn rpc(app: &TestApp, key: Option<&str>, message: &Value) -> Resp {
     app.send(req).await
 }
 
+/// A tool call that went through: HTTP 200 with a result that is not an error.
+#[track_caller]
+fn refused_not(res: &Resp) {
+    assert_eq!(res.status, 200, "{}", res.body);
+    assert_ne!(res.body["result"]["isError"], json!(true), "{}", res.body);
+}
+
 /// A JSON-RPC request's answer: HTTP 200 with a JSON-RPC response to the same id.
 #[track_caller]
 fn answered(res: &Resp, id: i64) -> &Value {
@@ -545,6 +552,33 @@ both_stores! {
         assert_eq!(read.data()["version"], json!(1));
         assert_eq!(read.data()["metadata"]["title"], json!("Kept"));
         assert_eq!(read.data()["is_public"], json!(false));
+    }
+
+    async fn a_page_of_another_origin_is_refused(app) {
+        let message = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "create_pin", "arguments": stat_cards("x")}});
+        let from = |origin: &str| {
+            app.client
+                .post(format!("{}/mcp", app.base))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", PROTOCOL)
+                .header("origin", origin)
+                .bearer_auth(&app.key)
+                .body(message.to_string())
+        };
+        // DNS rebinding: a page of another site whose name now points here.
+        for origin in ["http://evil.example:8080", "null", "https://127.0.0.1.evil.example"] {
+            let res = app.send(from(origin)).await.expect_error(403, "FORBIDDEN", None);
+            assert!(res.header("x-ratelimit-limit-minute").is_none(), "refused before it is priced");
+        }
+        assert_eq!(pin_count(&app).await, 0, "nothing written");
+        // The server's own origin (its public URL) and no Origin at all (agents) pass.
+        let own = app.state.public_base().to_owned();
+        let res = app.send(from(&own)).await;
+        refused_not(&res);
+        let (_, result) = call_tool(&app, &app.key, "create_pin", stat_cards("y")).await;
+        assert_ne!(result["isError"], json!(true), "{result}");
+        assert_eq!(pin_count(&app).await, 2);
     }
 
     async fn no_or_a_bad_credential_is_401(app) {

@@ -35,6 +35,8 @@ struct Provider {
     wrong_audience: bool,
     /// Sign the next ID token already expired.
     expired: bool,
+    /// Name endpoints over plain http on a host that is not loopback in discovery.
+    insecure_endpoints: bool,
     /// code -> (challenge, nonce, sub, org)
     codes: HashMap<String, (String, String, String, String)>,
 }
@@ -46,10 +48,15 @@ struct Idp {
 }
 
 async fn discovery(State(idp): State<Idp>) -> Json<Value> {
+    let base = if idp.state.lock().unwrap().insecure_endpoints {
+        "http://idp.example.com".to_owned()
+    } else {
+        idp.issuer.clone()
+    };
     Json(json!({
         "issuer": idp.issuer,
-        "authorization_endpoint": format!("{}/authorize", idp.issuer),
-        "token_endpoint": format!("{}/token", idp.issuer),
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
         "jwks_uri": format!("{}/jwks", idp.issuer),
     }))
 }
@@ -352,6 +359,13 @@ web_stores! {
         assert!(list.contains(&format!("href=\"/boards/{id}\"")), "{list}");
         assert_eq!(web.get(&format!("/boards/{id}"), Some(&cookie)).await.status(), 200);
         assert_eq!(web.get(&format!("/boards/{id}/events"), Some(&cookie)).await.status(), 200);
+    }
+
+    async fn endpoints_over_plain_http_elsewhere_than_loopback_are_refused(web) {
+        web.idp.state.lock().unwrap().insecure_endpoints = true;
+        let login = web.get("/login?next=/boards", None).await;
+        assert_eq!(login.status(), 503, "the provider is unusable, not followed");
+        assert!(login.headers().get(header::LOCATION).is_none());
     }
 
     async fn next_never_leaves_the_site(web) {
