@@ -13,6 +13,7 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::pin_types::parse_web_url;
 use crate::templates::{self, holds, Op, Renderer};
 use crate::{Error, Result};
 
@@ -101,7 +102,7 @@ fn check_at(block_type: BlockType, config: &Value, prefix: &str, depth: usize) -
         BlockType::Image => {
             only(fields, prefix, &["url", "alt"])?;
             let url = string(fields, prefix, "url", Max::Chars(MAX_URL_CHARS), true)?;
-            if !url.is_some_and(is_web_url) {
+            if url.and_then(parse_web_url).is_none() {
                 return Err(Error::validation(join(prefix, "url"), URL_EXPECTED));
             }
             string(fields, prefix, "alt", Max::Chars(MAX_SHORT_CHARS), false)?;
@@ -241,11 +242,6 @@ fn string<'v>(
         Some(expected) => Err(Error::validation(join(prefix, name), expected)),
         None => Ok(Some(text)),
     }
-}
-
-/// True for an absolute `http` or `https` URL (no `javascript:`, `data:`, relative paths).
-fn is_web_url(s: &str) -> bool {
-    url::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
 /// "config" + "url" gives "config.url"; "" + "url" gives "url".

@@ -42,6 +42,7 @@ pub mod timeline;
 pub use catalogue::tidy_descriptions;
 pub(crate) use config_error::parse;
 pub use config_error::ConfigError;
+pub use rules::parse_web_url;
 pub(crate) use strict::deserialize_owned;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
