@@ -32,7 +32,7 @@ pub mod list;
 pub mod markdown;
 pub mod pie_chart;
 pub mod progress;
-mod rules;
+pub(crate) mod rules;
 pub mod scatter_chart;
 pub mod stat_cards;
 pub mod status_grid;

@@ -1,4 +1,5 @@
-//! Checks shared by several pin types' [`PinConfig::check`](super::PinConfig::check).
+//! Checks shared by several pin types' [`PinConfig::check`](super::PinConfig::check), and by
+//! the checks of block bodies (`blocks::body`).
 //!
 //! Each returns the [`ConfigError`] naming the offending path; paths are built
 //! lazily (`impl FnOnce() -> String`) so valid configurations allocate nothing.
@@ -7,17 +8,18 @@ use chrono::{DateTime, NaiveDate};
 
 use super::ConfigError;
 
-/// Longest accepted URL (`image`'s `url`, `list` items' `url`), in characters.
-pub(super) const MAX_URL_CHARS: usize = 2048;
+/// Longest accepted URL (`image`'s `url`, `list` items' `url`, image blocks' `url`), in
+/// characters.
+pub(crate) const MAX_URL_CHARS: usize = 2048;
 
 /// What [`date`] accepts, for error messages.
 pub(super) const DATE_EXPECTED: &str = "an ISO 8601 date: RFC 3339 date-time or YYYY-MM-DD";
 
 /// What [`web_url`] accepts, for error messages.
-pub(super) const URL_EXPECTED: &str = "an absolute http or https URL";
+pub(crate) const URL_EXPECTED: &str = "an absolute http or https URL";
 
 /// Refuses `text` when it is longer than `max` characters.
-pub(super) fn max_chars(
+pub(crate) fn max_chars(
     path: impl FnOnce() -> String,
     text: &str,
     max: usize,
@@ -27,6 +29,18 @@ pub(super) fn max_chars(
             path(),
             format!("at most {max} characters"),
         ));
+    }
+    Ok(())
+}
+
+/// Refuses `text` when it is longer than `max` bytes.
+pub(crate) fn max_bytes(
+    path: impl FnOnce() -> String,
+    text: &str,
+    max: usize,
+) -> Result<(), ConfigError> {
+    if text.len() > max {
+        return Err(ConfigError::new(path(), format!("at most {max} bytes")));
     }
     Ok(())
 }
@@ -84,7 +98,7 @@ pub(super) fn all_finite(
 
 /// Refuses `url` unless it is a web URL ([`parse_web_url`]) of at most [`MAX_URL_CHARS`]
 /// characters.
-pub(super) fn web_url(path: impl Fn() -> String, url: &str) -> Result<(), ConfigError> {
+pub(crate) fn web_url(path: impl Fn() -> String, url: &str) -> Result<(), ConfigError> {
     max_chars(&path, url, MAX_URL_CHARS)?;
     if !is_web_url(url) {
         return Err(ConfigError::new(path(), URL_EXPECTED));
@@ -127,7 +141,7 @@ pub(super) fn is_web_url(text: &str) -> bool {
 }
 
 /// "items[2]" + "title" gives "items[2].title"; "" + "title" gives "title".
-pub(super) fn join(prefix: &str, name: &str) -> String {
+pub(crate) fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_owned()
     } else {
@@ -215,6 +229,13 @@ mod tests {
             assert_eq!(parse_web_url(text), None, "{text}");
             assert!(!is_web_url(text), "{text}");
         }
+    }
+
+    #[test]
+    fn max_bytes_counts_bytes() {
+        assert_eq!(max_bytes(|| "text".into(), "éé", 4), Ok(()));
+        let err = max_bytes(|| "text".into(), "éé", 3);
+        assert_eq!(err, Err(ConfigError::new("text", "at most 3 bytes")));
     }
 
     #[test]
