@@ -32,7 +32,7 @@ pub mod list;
 pub mod markdown;
 pub mod pie_chart;
 pub mod progress;
-mod rules;
+pub(crate) mod rules;
 pub mod scatter_chart;
 pub mod stat_cards;
 pub mod status_grid;
@@ -42,6 +42,7 @@ pub mod timeline;
 pub use catalogue::tidy_descriptions;
 pub(crate) use config_error::parse;
 pub use config_error::ConfigError;
+pub use rules::parse_web_url;
 pub(crate) use strict::deserialize_owned;
 
 use std::sync::OnceLock;

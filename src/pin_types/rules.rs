@@ -1,4 +1,5 @@
-//! Checks shared by several pin types' [`PinConfig::check`](super::PinConfig::check).
+//! Checks shared by several pin types' [`PinConfig::check`](super::PinConfig::check), and by
+//! the checks of block bodies (`blocks::body`).
 //!
 //! Each returns the [`ConfigError`] naming the offending path; paths are built
 //! lazily (`impl FnOnce() -> String`) so valid configurations allocate nothing.
@@ -7,17 +8,18 @@ use chrono::{DateTime, NaiveDate};
 
 use super::ConfigError;
 
-/// Longest accepted URL (`image`'s `url`, `list` items' `url`), in characters.
-pub(super) const MAX_URL_CHARS: usize = 2048;
+/// Longest accepted URL (`image`'s `url`, `list` items' `url`, image blocks' `url`), in
+/// characters.
+pub(crate) const MAX_URL_CHARS: usize = 2048;
 
 /// What [`date`] accepts, for error messages.
 pub(super) const DATE_EXPECTED: &str = "an ISO 8601 date: RFC 3339 date-time or YYYY-MM-DD";
 
 /// What [`web_url`] accepts, for error messages.
-pub(super) const URL_EXPECTED: &str = "an absolute http or https URL";
+pub(crate) const URL_EXPECTED: &str = "an absolute http or https URL";
 
 /// Refuses `text` when it is longer than `max` characters.
-pub(super) fn max_chars(
+pub(crate) fn max_chars(
     path: impl FnOnce() -> String,
     text: &str,
     max: usize,
@@ -27,6 +29,18 @@ pub(super) fn max_chars(
             path(),
             format!("at most {max} characters"),
         ));
+    }
+    Ok(())
+}
+
+/// Refuses `text` when it is longer than `max` bytes.
+pub(crate) fn max_bytes(
+    path: impl FnOnce() -> String,
+    text: &str,
+    max: usize,
+) -> Result<(), ConfigError> {
+    if text.len() > max {
+        return Err(ConfigError::new(path(), format!("at most {max} bytes")));
     }
     Ok(())
 }
@@ -82,9 +96,9 @@ pub(super) fn all_finite(
     Ok(())
 }
 
-/// Refuses `url` unless it is an absolute `http`/`https` URL of at most
-/// [`MAX_URL_CHARS`] characters (no `javascript:`, `data:`, relative paths).
-pub(super) fn web_url(path: impl Fn() -> String, url: &str) -> Result<(), ConfigError> {
+/// Refuses `url` unless it is a web URL ([`parse_web_url`]) of at most [`MAX_URL_CHARS`]
+/// characters.
+pub(crate) fn web_url(path: impl Fn() -> String, url: &str) -> Result<(), ConfigError> {
     max_chars(&path, url, MAX_URL_CHARS)?;
     if !is_web_url(url) {
         return Err(ConfigError::new(path(), URL_EXPECTED));
@@ -111,13 +125,23 @@ pub(super) fn is_date(s: &str) -> bool {
         || (plain_date && NaiveDate::parse_from_str(s, "%Y-%m-%d").is_ok())
 }
 
-/// True for an absolute `http` or `https` URL.
-pub(super) fn is_web_url(s: &str) -> bool {
-    url::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+/// `text` as a URL, normalised (anything unusual percent-encoded), when it is an absolute
+/// `http` or `https` URL; None for anything else (`javascript:`, `data:`, `ftp:`, relative
+/// paths, text that isn't a URL). The one test of a web URL: configurations, blocks,
+/// provenance sources and the links and pictures of pages all ask it.
+pub fn parse_web_url(text: &str) -> Option<url::Url> {
+    url::Url::parse(text)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// True for a web URL ([`parse_web_url`]).
+pub(super) fn is_web_url(text: &str) -> bool {
+    parse_web_url(text).is_some()
 }
 
 /// "items[2]" + "title" gives "items[2].title"; "" + "title" gives "title".
-pub(super) fn join(prefix: &str, name: &str) -> String {
+pub(crate) fn join(prefix: &str, name: &str) -> String {
     if prefix.is_empty() {
         name.to_owned()
     } else {
@@ -170,6 +194,48 @@ mod tests {
         let long = format!("https://x.org/{}", "a".repeat(MAX_URL_CHARS));
         let err = web_url(|| "url".into(), &long).unwrap_err();
         assert_eq!(err.expected, "at most 2048 characters");
+    }
+
+    #[test]
+    fn web_urls_are_absolute_http_or_https() {
+        for (text, normalised) in [
+            ("https://example.com/a?b=c", "https://example.com/a?b=c"),
+            ("http://x.org", "http://x.org/"),
+            ("HTTPS://Example.COM/A", "https://example.com/A"),
+            ("https://x.org/a b\"<>", "https://x.org/a%20b%22%3C%3E"),
+            (" https://x.org/ ", "https://x.org/"),
+            ("http://[::1]:8080/p", "http://[::1]:8080/p"),
+            ("https://user@x.org", "https://user@x.org/"),
+            ("http:x.org", "http://x.org/"),
+        ] {
+            let url = parse_web_url(text).map(String::from);
+            assert_eq!(url.as_deref(), Some(normalised), "{text}");
+            assert!(is_web_url(text), "{text}");
+        }
+        for text in [
+            "",
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:image/png;base64,AA",
+            "ftp://x.org/a",
+            "file:///etc/passwd",
+            "mailto:a@x.org",
+            "//x.org/a",
+            "/img.png",
+            "x.org",
+            "https://",
+            "http://exa mple.com",
+        ] {
+            assert_eq!(parse_web_url(text), None, "{text}");
+            assert!(!is_web_url(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn max_bytes_counts_bytes() {
+        assert_eq!(max_bytes(|| "text".into(), "éé", 4), Ok(()));
+        let err = max_bytes(|| "text".into(), "éé", 3);
+        assert_eq!(err, Err(ConfigError::new("text", "at most 3 bytes")));
     }
 
     #[test]

@@ -230,7 +230,7 @@ impl Provenance {
                     format!("at most {SOURCE_REF_CHARS} characters"),
                 ));
             }
-            if source.kind == "url" && !is_web_url(&source.reference) {
+            if source.kind == "url" && pin_types::parse_web_url(&source.reference).is_none() {
                 return Err(Error::validation(
                     format!("{field}.sources[{i}].ref"),
                     "an absolute http or https URL",
@@ -239,10 +239,6 @@ impl Provenance {
         }
         serde_json::to_string(&self).map_err(|e| Error::Internal(e.to_string()))
     }
-}
-
-fn is_web_url(text: &str) -> bool {
-    url::Url::parse(text).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
 }
 
 fn parse_pin_type(name: &str, field: &str) -> Result<PinType> {

@@ -50,21 +50,12 @@ pub(crate) fn num(value: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-/// The URL, normalised (anything unusual percent-encoded), when it is an absolute http(s)
-/// URL: the only links and images pages show.
-pub(crate) fn web_url(text: &str) -> Option<String> {
-    url::Url::parse(text)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https"))
-        .map(String::from)
-}
-
 /// A link that leaks nothing to its target, or plain text when `url` isn't http(s).
 pub(crate) fn link(url: &str, text: &str) -> String {
-    match web_url(url) {
+    match crate::pin_types::parse_web_url(url) {
         Some(url) => format!(
             "<a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a>",
-            esc(&url),
+            esc(url.as_str()),
             esc(text)
         ),
         None => esc(text),

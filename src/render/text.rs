@@ -2,9 +2,9 @@
 
 use pulldown_cmark::{html, Event, Options, Parser};
 
-use super::{esc, web_url};
+use super::esc;
 use crate::pin_types::{
-    code::CodeConfig, image::ImageConfig, json::JsonConfig, markdown::MarkdownConfig,
+    code::CodeConfig, image::ImageConfig, json::JsonConfig, markdown::MarkdownConfig, parse_web_url,
 };
 
 /// Markdown to HTML. Raw HTML in the source is shown as text, and the result still goes
@@ -42,10 +42,10 @@ pub fn code(config: &CodeConfig) -> String {
 /// A picture from an http(s) URL (anything else shows its alt text instead).
 pub fn image(config: &ImageConfig) -> String {
     let alt = config.alt.as_deref().unwrap_or("");
-    let picture = match web_url(&config.url) {
+    let picture = match parse_web_url(&config.url) {
         Some(url) => format!(
             "<img src=\"{}\" alt=\"{}\" loading=\"lazy\" referrerpolicy=\"no-referrer\">",
-            esc(&url),
+            esc(url.as_str()),
             esc(alt)
         ),
         None => format!("<p class=\"muted\">{}</p>", esc(alt)),
