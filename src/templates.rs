@@ -65,6 +65,19 @@ pub fn referenced(value: &Value, names: &mut BTreeSet<String>) {
     }
 }
 
+/// Whether any string inside `value` names a dataset: a write of it is a read of datasets
+/// when it renders, so it needs `datasets:read`.
+pub fn names_any(value: &Value) -> bool {
+    let mut names = BTreeSet::new();
+    referenced(value, &mut names);
+    !names.is_empty()
+}
+
+/// [`names_any`] of stored JSON text; text without `{{` is answered without parsing it.
+pub fn json_names_any(json: &str) -> bool {
+    json.contains("{{") && serde_json::from_str::<Value>(json).is_ok_and(|v| names_any(&v))
+}
+
 /// The dataset name of a bare path such as `sales.regions[0].total` (for conditionals' `var`), None if invalid.
 ///
 /// A bare path is what goes between the braces, without the braces and without spaces.

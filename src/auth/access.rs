@@ -61,8 +61,15 @@ pub async fn authorize(
 
 /// The principal when it holds `scope`, else the 403 that fits its kind.
 pub(crate) fn require(principal: Principal, scope: Scope) -> Result<Principal, Error> {
+    also_needs(&principal, scope)?;
+    Ok(principal)
+}
+
+/// A further scope an operation needs for what this request asks of it (rendering
+/// templates reads datasets): the 403 that fits the caller's kind unless it holds `scope`.
+pub fn also_needs(principal: &Principal, scope: Scope) -> Result<(), Error> {
     if principal.scopes.allows(scope) {
-        return Ok(principal);
+        return Ok(());
     }
     Err(match principal.subject {
         Subject::Key(_) => Error::ScopeRequired(scope.as_str()),

@@ -13,7 +13,7 @@ mod oidc;
 pub mod roles;
 mod users;
 
-pub use access::{authorize, Access};
+pub use access::{also_needs, authorize, Access};
 pub(crate) use access::{on_board, require};
 pub use board_access::BoardAuth;
 pub(crate) use extract::authenticate;

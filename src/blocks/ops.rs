@@ -12,6 +12,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
+    pins::ops::reads_datasets,
     store::{Block, JsonText},
     templates::Renderer,
     wire::{
@@ -152,6 +153,7 @@ pub async fn list(
     pin_id: &str,
     render: bool,
 ) -> Result<Vec<BlockRecord>> {
+    reads_datasets(who, render)?;
     let blocks = state
         .store
         .pin_blocks(&who.workspace_id, pin_id)
@@ -239,6 +241,13 @@ pub async fn get(
     BlockRecord::new(block)
 }
 
+/// Whether a block config names a dataset (a conditional's `var` too).
+fn names_datasets(config: &Value) -> bool {
+    let mut names = std::collections::BTreeSet::new();
+    body::referenced(config, &mut names);
+    !names.is_empty()
+}
+
 /// `POST /pins/{id}/blocks`.
 pub async fn create(
     state: &AppState,
@@ -247,6 +256,7 @@ pub async fn create(
     body: CreateBlockBody,
 ) -> Result<BlockRecord> {
     let config = config_text(state, &body.block_type, &body.config)?;
+    reads_datasets(who, names_datasets(&body.config))?;
     let now = clock::now_ms();
     let new = Block {
         id: crate::ids::new_id("blk-"),
@@ -296,6 +306,7 @@ pub async fn update(
             "a config for the new block_type",
         ));
     }
+    reads_datasets(who, body.config.as_ref().is_some_and(names_datasets))?;
     let now = clock::now_ms();
     let blocks = write(state, who, pin_id, now, &mut |blocks| {
         let at = blocks

@@ -476,6 +476,13 @@ impl UpdateBody {
 }
 
 impl PinChange {
+    /// Whether the new configuration names a dataset (`{{name...}}`).
+    pub fn names_datasets(&self) -> bool {
+        self.config
+            .as_ref()
+            .is_some_and(|(_, config)| crate::templates::names_any(config))
+    }
+
     fn is_empty(&self) -> bool {
         self.pin_type.is_none()
             && self.config.is_none()

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::Principal,
+    auth::{also_needs, Principal, Scope},
     clock,
     error::{Error, Result},
     store::{Created, Idempotent, Pin, PinKey, PinQuery, Serialized},
@@ -24,6 +24,17 @@ use crate::{
         parse_body, Deleted, Found, IdempotencyKey, Outcome, Page, PageParams, Precondition,
     },
 };
+
+/// A template is a read of a dataset (CONTRACT.md 7): rendering one, or writing one into a
+/// pin, needs `datasets:read` besides the operation's own scope. Pages render what the
+/// board's owner templated without asking their visitors.
+pub(crate) fn reads_datasets(who: &Principal, templated: bool) -> Result<()> {
+    if templated {
+        also_needs(who, Scope::DatasetsRead)
+    } else {
+        Ok(())
+    }
+}
 
 /// What a create answers: one record, or a batch's records in request order.
 pub type Creates = Vec<CreatedPin>;
@@ -78,6 +89,7 @@ pub async fn create(
     idem: Option<IdempotencyKey>,
 ) -> Result<Outcome<CreatedPin>> {
     let pin = body.into_pin("", state.limits(), clock::now_ms())?;
+    reads_datasets(who, crate::templates::json_names_any(&pin.pin_config))?;
     store_new(state, who, vec![pin], idem, |created| {
         created
             .into_iter()
@@ -124,12 +136,18 @@ pub async fn create_batch(
                 .map_err(|e| e.at_index(i))
         })
         .collect::<Result<Vec<_>>>()?;
+    reads_datasets(
+        who,
+        pins.iter()
+            .any(|p| crate::templates::json_names_any(&p.pin_config)),
+    )?;
     store_new(state, who, pins, idem, Ok).await
 }
 
 /// `GET /pins/{id}`: the record (with `render`, resolved: [`super::rendered`]); its
 /// version is the `ETag`.
 pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> Result<PinRead> {
+    reads_datasets(who, render)?;
     let pins = state
         .store
         .get_pins(&who.workspace_id, &[id.to_owned()])
@@ -182,6 +200,7 @@ pub async fn get_batch(
     render: bool,
 ) -> Result<Found<PinRead>> {
     check_batch_len(body.pin_ids.len(), "pin_ids", state)?;
+    reads_datasets(who, render)?;
     let pins = state
         .store
         .get_pins(&who.workspace_id, &body.pin_ids)
@@ -275,6 +294,7 @@ pub async fn list(
         })
         .transpose()?;
     let render = render_flag(params.render.as_deref())?;
+    reads_datasets(who, render)?;
     // An unknown board is a 404 rather than an empty page: a mistyped id must not look
     // like an empty dashboard.
     if let Some(board) = &params.pinboard_id {
@@ -375,6 +395,7 @@ pub async fn update(
     precondition: Precondition,
 ) -> Result<UpdatedPin> {
     let change = body.into_change("", state.limits())?;
+    reads_datasets(who, change.names_datasets())?;
     let limits = state.limits();
     let now = clock::now_ms();
     let mut apply = |_: usize, pin: Pin| {
@@ -456,6 +477,7 @@ pub async fn update_batch(
         ids.push(id);
     }
     check_unique(&ids, |i| format!("pins[{i}].id"))?;
+    reads_datasets(who, changes.iter().any(|c| c.names_datasets()))?;
     let now = clock::now_ms();
     let mut apply = |i: usize, pin: Pin| {
         changes[i]
