@@ -58,7 +58,6 @@ pub(crate) fn catalogue() -> &'static str {
 
 /// Any valid credential may read the catalogue (the middleware has authenticated it).
 async fn list() -> Result<Envelope<One<Vec<Entry>>>> {
-    let data = RawValue::from_string(catalogue().to_owned())
-        .map_err(|e| crate::Error::Internal(e.to_string()))?;
+    let data = RawValue::from_string(catalogue().to_owned()).map_err(crate::Error::internal)?;
     Ok(Envelope::new(data))
 }

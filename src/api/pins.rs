@@ -210,8 +210,7 @@ async fn update(
 ) -> Result<Envelope<One<UpdatedPin>>> {
     let updated = ops::update(&state, &auth.principal, &id, body, precondition(&headers)).await?;
     let version = updated.version;
-    let data =
-        serde_json::value::to_raw_value(&updated).map_err(|e| Error::Internal(e.to_string()))?;
+    let data = serde_json::value::to_raw_value(&updated).map_err(Error::internal)?;
     Ok(Envelope::new(data).with_etag(version))
 }
 

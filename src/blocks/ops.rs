@@ -97,7 +97,7 @@ impl<'a> BlockRecord<'a> {
             pin_id: &block.pin_id,
             block_type: body::parse_type(&block.block_type)?,
             config: RawValue::from_string(block.config.clone())
-                .map_err(|e| Error::Internal(format!("stored block config: {e}")))?,
+                .map_err(|e| Error::internal_in("stored block config", e))?,
             position: block.position,
             created_at: clock::iso(block.created_at),
             updated_at: clock::iso(block.updated_at),
@@ -179,8 +179,7 @@ pub async fn list(state: &AppState, who: &Principal, pin_id: &str, render: bool)
 }
 
 fn stored_config(block: &Block) -> Result<Value> {
-    serde_json::from_str(&block.config)
-        .map_err(|e| Error::Internal(format!("stored block config: {e}")))
+    serde_json::from_str(&block.config).map_err(|e| Error::internal_in("stored block config", e))
 }
 
 /// A block as a rendered read shows it: a stored block, or one of the blocks of a

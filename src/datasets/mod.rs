@@ -206,8 +206,8 @@ impl DatasetUpdate {
             Some(patch) => {
                 let patch = patch.clone().unwrap_or(Value::Null);
                 if self.merge && format == Format::Json && old_format == Format::Json {
-                    let mut merged: Value = serde_json::from_str(&dataset.data)
-                        .map_err(|e| Error::Internal(e.to_string()))?;
+                    let mut merged: Value =
+                        serde_json::from_str(&dataset.data).map_err(Error::internal)?;
                     json_patch::merge(&mut merged, &patch);
                     Some(merged)
                 } else {
@@ -255,7 +255,7 @@ impl<'a> DatasetRecord<'a> {
             name: &dataset.name,
             format: Format::parse(&dataset.format)?,
             data: serde_json::from_str(&dataset.data)
-                .map_err(|e| Error::Internal(format!("stored dataset data: {e}")))?,
+                .map_err(|e| Error::internal_in("stored dataset data", e))?,
             description: dataset.description.as_deref(),
             version: dataset.version,
             created_at: clock::iso(dataset.created_at),

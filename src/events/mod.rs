@@ -61,18 +61,16 @@ impl Records {
 
 impl Render for Records {
     fn pin(&self, pin: &Pin) -> Result<String> {
-        serde_json::to_string(&PinRecord::new(pin, &self.public_base)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+        serde_json::to_string(&PinRecord::new(pin, &self.public_base)?).map_err(Error::internal)
     }
 
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String> {
         serde_json::to_string(&BoardWithPins::new(board, pins, &self.public_base)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+            .map_err(Error::internal)
     }
 
     fn dataset(&self, dataset: &Dataset) -> Result<String> {
-        serde_json::to_string(&DatasetRecord::new(dataset)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+        serde_json::to_string(&DatasetRecord::new(dataset)?).map_err(Error::internal)
     }
 }
 
@@ -169,7 +167,7 @@ impl Hub {
 }
 
 fn poisoned() -> Error {
-    Error::Internal("events hub lock poisoned".into())
+    Error::internal("events hub lock poisoned")
 }
 
 /// An open stream, counted for its credential until dropped.

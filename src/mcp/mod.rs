@@ -91,7 +91,7 @@ async fn enveloped(response: Response) -> Response {
         StatusCode::NOT_ACCEPTABLE => {
             Error::validation("Accept", "both application/json and text/event-stream")
         }
-        s if s.is_server_error() => Error::Internal(text),
+        s if s.is_server_error() => Error::internal(text),
         _ if text.contains("MCP-Protocol-Version") => Error::validation(
             "MCP-Protocol-Version",
             "a protocol version this server speaks",

@@ -313,13 +313,13 @@ fn no_body(args: Value) -> Result<()> {
 }
 
 fn raw(text: &str) -> Result<Box<RawValue>> {
-    RawValue::from_string(text.to_owned()).map_err(|e| Error::Internal(e.to_string()))
+    RawValue::from_string(text.to_owned()).map_err(Error::internal)
 }
 
 /// The REST `data` as structured content, which MCP wants to be an object: an array (a
 /// batch's results, the catalogue) comes as `{"data": [...]}`.
 fn structured(data: &RawValue) -> Result<Value> {
-    match serde_json::from_str(data.get()).map_err(|e| Error::Internal(e.to_string()))? {
+    match serde_json::from_str(data.get()).map_err(Error::internal)? {
         Value::Array(items) => Ok(json!({ "data": items })),
         other => Ok(other),
     }
@@ -329,7 +329,7 @@ fn structured(data: &RawValue) -> Result<Value> {
 /// result's structured content is an object).
 fn page(data: &RawValue, pagination: &pin_ops::Pagination) -> Result<Value> {
     Ok(json!({
-        "data": serde_json::from_str::<Value>(data.get()).map_err(|e| Error::Internal(e.to_string()))?,
-        "pagination": serde_json::to_value(pagination).map_err(|e| Error::Internal(e.to_string()))?,
+        "data": serde_json::from_str::<Value>(data.get()).map_err(Error::internal)?,
+        "pagination": serde_json::to_value(pagination).map_err(Error::internal)?,
     }))
 }

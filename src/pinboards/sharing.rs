@@ -118,7 +118,7 @@ pub async fn put_pin(state: &AppState, who: &Principal, id: &str, body: ShareBod
         })?;
     let pin = updated
         .first()
-        .ok_or_else(|| Error::Internal("share update returned no pin".into()))?;
+        .ok_or_else(|| Error::internal("share update returned no pin"))?;
     record(state, id, pin.sharing())
 }
 

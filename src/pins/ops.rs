@@ -61,7 +61,7 @@ impl IdempotencyKey {
 }
 
 pub(crate) fn to_data<T: Serialize + ?Sized>(value: &T) -> Result<Data> {
-    serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))
+    serde_json::value::to_raw_value(value).map_err(Error::internal)
 }
 
 fn records<'a>(state: &AppState, pins: &'a [Pin]) -> Result<Vec<PinRecord<'a>>> {
@@ -118,7 +118,7 @@ async fn store_new(
             Some(idem) => replay(state, ws, idem, now).await?.ok_or_else(|| {
                 Error::Conflict("Idempotency-Key is in use by a concurrent request".into())
             }),
-            None => Err(Error::Internal("idempotency claim without a key".into())),
+            None => Err(Error::internal("idempotency claim without a key")),
         },
     }
 }
@@ -147,7 +147,7 @@ async fn replay(
             "Idempotency-Key was already used with a different request body".into(),
         ));
     }
-    let data = RawValue::from_string(first.response).map_err(|e| Error::Internal(e.to_string()))?;
+    let data = RawValue::from_string(first.response).map_err(Error::internal)?;
     Ok(Some(Outcome {
         data,
         replayed: true,
@@ -581,7 +581,7 @@ pub async fn update(
         .map_err(without_index)?;
     let pin = updated
         .first()
-        .ok_or_else(|| Error::Internal("update returned no pin".into()))?;
+        .ok_or_else(|| Error::internal("update returned no pin"))?;
     Ok(UpdatedPin {
         id: pin.id.clone(),
         updated_at: pin.updated_at,
