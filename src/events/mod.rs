@@ -9,6 +9,8 @@
 //! falls a whole buffer behind is ended and resumes with `Last-Event-ID`.
 
 mod feed;
+mod frame;
+mod kind;
 mod stream;
 
 use std::{
@@ -27,7 +29,9 @@ use crate::{
     pins::PinRecord,
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
 };
-pub(crate) use feed::{Feed, Frame};
+pub(crate) use feed::Feed;
+pub(crate) use frame::{Frame, FrameData};
+pub use kind::{EventKind, Resource};
 pub use stream::{Filter, Resume};
 
 /// `[events]` settings.

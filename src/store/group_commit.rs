@@ -19,7 +19,7 @@ pub(super) struct Job {
     pub ws: String,
     pub pins: Vec<Pin>,
     pub idem: Option<Idempotent>,
-    /// One `pin.created` per pin, appended in the same transaction.
+    /// One [`crate::events::EventKind::PinCreated`] per pin, appended in the same transaction.
     pub events: Vec<NewEvent>,
     pub reply: oneshot::Sender<Result<Created>>,
 }
@@ -102,6 +102,7 @@ pub(super) fn same_failure(e: &Arc<Error>) -> Error {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::events::EventKind;
 
     /// A small `json` pin titled `title`.
     pub(in crate::store) fn pin(title: &str) -> Pin {
@@ -128,7 +129,7 @@ pub(super) mod tests {
         let pins: Vec<Pin> = titles.iter().map(|t| pin(t)).collect();
         let events = pins
             .iter()
-            .map(|p| NewEvent::deleted(ws, "pin.created", &p.id, Vec::new(), 0))
+            .map(|p| NewEvent::deleted(ws, EventKind::PinCreated, &p.id, Vec::new(), 0))
             .collect();
         Job {
             ws: ws.into(),

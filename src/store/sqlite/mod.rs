@@ -142,7 +142,7 @@ impl Backend for SqliteStore {
             for e in events {
                 Self::query(events::APPEND_EVENT)
                     .bind(&e.workspace_id)
-                    .bind(e.event)
+                    .bind(e.kind.as_str())
                     .bind(&e.resource_id)
                     .bind(e.version)
                     .bind_list(&e.boards)
