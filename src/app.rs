@@ -191,9 +191,7 @@ pub fn router(state: AppState) -> Router {
             .layer(trace)
             .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
             .layer(CatchPanicLayer::custom(|_| {
-                axum::response::IntoResponse::into_response(Error::Internal(
-                    "handler panicked".into(),
-                ))
+                axum::response::IntoResponse::into_response(Error::internal("handler panicked"))
             }))
             .layer(axum::middleware::from_fn(one_connection)),
     )

@@ -10,6 +10,10 @@ use serde_json::{json, Value};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Why an [`Error::Internal`] happened: an error with its sources, or a message. Logged with
+/// its chain of sources, never sent.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
 /// Every way a request can fail, each with a stable code.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -82,10 +86,23 @@ pub enum Error {
     #[error("the store is unavailable; retry shortly")]
     Unavailable,
     #[error("internal error")]
-    Internal(String),
+    Internal(#[source] Cause),
 }
 
 impl Error {
+    /// An `INTERNAL_ERROR` caused by `cause` (an error, kept with its sources, or a message).
+    pub fn internal(cause: impl Into<Cause>) -> Self {
+        Error::Internal(cause.into())
+    }
+
+    /// An `INTERNAL_ERROR` caused by `cause` while doing `what` (`migrating`, `stored JSON`).
+    pub fn internal_in(what: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        Error::internal(In {
+            what: what.into(),
+            cause: cause.into(),
+        })
+    }
+
     /// A `VALIDATION_FAILED` for `field`.
     pub fn validation(field: impl Into<String>, expected: impl Into<String>) -> Self {
         let field = field.into();
@@ -153,7 +170,7 @@ impl Error {
     }
 
     /// Every code [`Error::code`] can return (the API description lists them).
-    pub const CODES: [&'static str; 14] = [
+    pub const CODES: [&'static str; 15] = [
         "VALIDATION_FAILED",
         "PIN_CONFIG_INVALID",
         "UNAUTHORIZED",
@@ -164,6 +181,7 @@ impl Error {
         "CONFLICT",
         "PRECONDITION_FAILED",
         "PAYLOAD_TOO_LARGE",
+        "REQUEST_TIMEOUT",
         "UNSUPPORTED_MEDIA_TYPE",
         "RATE_LIMIT_EXCEEDED",
         "SERVICE_UNAVAILABLE",
@@ -281,9 +299,11 @@ struct ErrorBody {
     details: Option<Value>,
 }
 
+/// Only maps the error: whether the request's PostgreSQL connection must be checked before
+/// reuse is decided where the store hands its results out
+/// ([`crate::store::postgres::conn::note_error`]).
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
-        crate::store::postgres::conn::note_error(Some(&e));
         match e {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
                 tracing::warn!(error = %e, "store unavailable");
@@ -293,7 +313,7 @@ impl From<sqlx::Error> for Error {
                 tracing::warn!(error = %db, "store busy");
                 Error::Unavailable
             }
-            other => Error::Internal(other.to_string()),
+            other => Error::internal(other),
         }
     }
 }
@@ -304,11 +324,43 @@ fn is_busy(code: Option<&str>) -> bool {
         || code.is_some_and(|c| c.starts_with("08"))
 }
 
+/// What was being done when `cause` happened: logged as `what: cause`.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}")]
+struct In {
+    what: String,
+    #[source]
+    cause: Cause,
+}
+
+/// An error and each of its sources, `: ` between them.
+struct Chain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+impl Error {
+    /// Logs an `INTERNAL_ERROR`'s cause chain, once, in the current span (the request's);
+    /// other errors are the caller's and aren't logged.
+    pub(crate) fn log_if_internal(&self, what: &'static str) {
+        if let Error::Internal(cause) = self {
+            tracing::error!(cause = %Chain(&**cause), "{what}");
+        }
+    }
+}
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        if let Error::Internal(cause) = &self {
-            tracing::error!(%cause, "request failed");
-        }
+        self.log_if_internal("request failed");
         let body = self.body();
         let mut response = (
             self.status(),
@@ -350,21 +402,11 @@ impl IntoResponse for Error {
 
 #[cfg(test)]
 mod tests {
-    use super::Error;
+    use super::{Chain, Error};
 
-    #[test]
-    fn every_code_is_listed_for_the_api_description() {
-        let rate_limited = Error::RateLimited {
-            window: "minute",
-            limit: 1,
-            used: 1,
-            cost: 1,
-            reset_at: 0,
-            retry_after: 1,
-            tier: "starter",
-            upgrade_url: String::new(),
-        };
-        let all = [
+    /// One error of each variant ([`variant`] keeps the list complete).
+    fn one_of_each() -> Vec<Error> {
+        vec![
             Error::validation("f", "x"),
             Error::PinConfigInvalid {
                 message: String::new(),
@@ -384,8 +426,18 @@ mod tests {
             Error::Conflict(String::new()),
             Error::PreconditionFailed { current: 1 },
             Error::PayloadTooLarge { limit: 1 },
+            Error::RequestTimeout,
             Error::UnsupportedMediaType,
-            rate_limited,
+            Error::RateLimited {
+                window: "minute",
+                limit: 1,
+                used: 1,
+                cost: 1,
+                reset_at: 0,
+                retry_after: 1,
+                tier: "starter",
+                upgrade_url: String::new(),
+            },
             Error::TooManyAuthFailures {
                 limit: 1,
                 reset_at: 0,
@@ -398,8 +450,50 @@ mod tests {
             },
             Error::TooManyStreams { limit: 1 },
             Error::Unavailable,
-            Error::Internal(String::new()),
-        ];
+            Error::internal(""),
+        ]
+    }
+
+    /// How many variants [`Error`] has.
+    const VARIANTS: usize = 19;
+
+    /// The variant's position: a new variant doesn't compile until it is numbered here, and
+    /// [`one_of_each_variant_is_listed`] fails until [`one_of_each`] has one.
+    fn variant(error: &Error) -> usize {
+        match error {
+            Error::Validation { .. } => 0,
+            Error::PinConfigInvalid { .. } => 1,
+            Error::Unauthorized => 2,
+            Error::InvalidToken => 3,
+            Error::Forbidden(_) => 4,
+            Error::ScopeRequired(_) => 5,
+            Error::NotFound { .. } => 6,
+            Error::MethodNotAllowed => 7,
+            Error::Conflict(_) => 8,
+            Error::PreconditionFailed { .. } => 9,
+            Error::PayloadTooLarge { .. } => 10,
+            Error::RequestTimeout => 11,
+            Error::UnsupportedMediaType => 12,
+            Error::RateLimited { .. } => 13,
+            Error::TooManyAuthFailures { .. } => 14,
+            Error::TooManyShareRequests { .. } => 15,
+            Error::TooManyStreams { .. } => 16,
+            Error::Unavailable => 17,
+            Error::Internal(_) => 18,
+        }
+    }
+
+    #[test]
+    fn one_of_each_variant_is_listed() {
+        let mut listed: Vec<usize> = one_of_each().iter().map(variant).collect();
+        listed.sort_unstable();
+        listed.dedup();
+        assert_eq!(listed, (0..VARIANTS).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_code_is_listed_for_the_api_description() {
+        let all = one_of_each();
         for error in &all {
             assert!(Error::CODES.contains(&error.code()), "{}", error.code());
         }
@@ -409,5 +503,28 @@ mod tests {
                 "{code} is never returned"
             );
         }
+    }
+
+    #[test]
+    fn an_internal_error_keeps_its_cause_for_the_log_only() {
+        let cause = std::io::Error::other("disk on fire");
+        let error = Error::internal(cause);
+        assert_eq!(error.code(), "INTERNAL_ERROR");
+        assert!(!error.body().contains("disk on fire"), "{}", error.body());
+        let source = std::error::Error::source(&error).expect("a source");
+        assert_eq!(Chain(source).to_string(), "disk on fire");
+    }
+
+    #[test]
+    fn converting_a_database_error_keeps_it_as_the_cause() {
+        let error = Error::from(sqlx::Error::RowNotFound);
+        let Error::Internal(cause) = &error else {
+            panic!("{error:?}");
+        };
+        assert!(cause.downcast_ref::<sqlx::Error>().is_some());
+        assert!(matches!(
+            Error::from(sqlx::Error::PoolTimedOut),
+            Error::Unavailable
+        ));
     }
 }

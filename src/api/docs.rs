@@ -239,6 +239,13 @@ impl<T: JsonSchema> OperationInput for ApiJson<T> {
                 Some(415),
                 error_response(ctx, "Body not sent as JSON: `UNSUPPORTED_MEDIA_TYPE`"),
             ),
+            (
+                Some(408),
+                error_response(
+                    ctx,
+                    "Body stalled (no byte for `http.body_stall_secs`): `REQUEST_TIMEOUT`",
+                ),
+            ),
         ]
     }
 }

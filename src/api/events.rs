@@ -22,24 +22,14 @@ use super::docs;
 
 use crate::{
     app::AppState,
-    auth::{on_board, require, Principal, Scope},
+    auth::{authorize, Access, Principal, Scope},
     error::{Error, Result},
-    events::{Filter, Resume},
+    events::{EventKind, Filter, FrameData, Resume},
     wire::body::non_null,
 };
 
 /// Every event name a stream can carry (the `type` filter's values).
-pub const EVENT_TYPES: [&str; 9] = [
-    "pin.created",
-    "pin.updated",
-    "pin.deleted",
-    "pinboard.created",
-    "pinboard.updated",
-    "pinboard.deleted",
-    "dataset.created",
-    "dataset.updated",
-    "dataset.deleted",
-];
+pub const EVENT_TYPES: [&str; 9] = EventKind::NAMES;
 
 pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
@@ -62,11 +52,12 @@ async fn events(
     EventsQuery(filter, last_id): EventsQuery,
     headers: HeaderMap,
 ) -> Result<EventStream> {
-    let principal = match (filter.pinboard_ids.as_slice(), filter.pin_ids.is_empty()) {
-        ([board], true) => on_board(&state, principal, board).await?,
-        _ => principal,
+    // A stream of one board's events acts on that board, where a collaborator's role counts.
+    let board = match (filter.pinboard_ids.as_slice(), filter.pin_ids.is_empty()) {
+        ([board], true) => Some(board.as_str()),
+        _ => None,
     };
-    let principal = require(principal, Scope::PinsRead)?;
+    let principal = authorize(&state, principal, Access::board(Scope::PinsRead), board).await?;
     let last_id = last_id.or_else(|| {
         headers
             .get("last-event-id")
@@ -114,26 +105,6 @@ impl IntoResponse for EventStream {
     }
 }
 
-/// What an event's `data:` line holds (one line of JSON).
-#[derive(JsonSchema)]
-#[schemars(rename = "Event", deny_unknown_fields)]
-#[allow(dead_code)]
-struct EventDoc {
-    /// The event's name, as on its `event:` line.
-    #[schemars(extend("enum" = EVENT_TYPES))]
-    r#type: String,
-    /// The changed resource's id.
-    id: String,
-    /// A pin's version after the change (pin events).
-    version: Option<i64>,
-    /// When the change was made (ISO 8601, UTC).
-    at: String,
-    /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
-    /// delete; for `pinboard.*` the board with its placements.
-    #[schemars(schema_with = "crate::wire::body::any_value")]
-    data: serde_json::Value,
-}
-
 impl OperationOutput for EventStream {
     type Inner = Self;
 
@@ -141,7 +112,7 @@ impl OperationOutput for EventStream {
         ctx: &mut GenContext,
         _: &mut Operation,
     ) -> Vec<(Option<u16>, AideResponse)> {
-        let event = ctx.schema.subschema_for::<EventDoc>();
+        let event = ctx.schema.subschema_for::<FrameData<'static>>();
         let stream = AideResponse {
             description: "`text/event-stream`: a `retry:` hint, then one frame per event \
                 (`id:` increasing, `event:` its name, `data:` one line of JSON, the `Event` \
@@ -231,13 +202,15 @@ fn parse_query(query: &str) -> Result<(Filter, Option<String>)> {
         match name.as_ref() {
             "pin_id" => filter.pin_ids.push(value),
             "pinboard_id" => filter.pinboard_ids.push(value),
-            "type" if EVENT_TYPES.contains(&value.as_str()) => filter.types.push(value),
-            "type" => {
-                return Err(Error::validation(
-                    "type",
-                    format!("one of {}", EVENT_TYPES.join(", ")),
-                ))
-            }
+            "type" => match EventKind::parse(&value) {
+                Some(kind) => filter.types.push(kind),
+                None => {
+                    return Err(Error::validation(
+                        "type",
+                        format!("one of {}", EVENT_TYPES.join(", ")),
+                    ))
+                }
+            },
             "last_event_id" => last_id = Some(value),
             other => {
                 return Err(Error::validation(

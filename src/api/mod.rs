@@ -171,7 +171,7 @@ pub(crate) fn precondition(headers: &axum::http::HeaderMap) -> Precondition {
 
 /// `value` as JSON text.
 fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> {
-    serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))
+    serde_json::value::to_raw_value(value).map_err(Error::internal)
 }
 
 impl<B> IntoResponse for Envelope<B> {

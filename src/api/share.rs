@@ -452,8 +452,7 @@ impl IntoResponse for SharePage {
         };
         // Never a page without its policy.
         let Ok(csp) = HeaderValue::from_str(&page.csp) else {
-            return Error::Internal("share page policy is not a header value".into())
-                .into_response();
+            return Error::internal("share page policy is not a header value").into_response();
         };
         let mut response = (status, page.html).into_response();
         let headers = response.headers_mut();

@@ -111,7 +111,7 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
         return Err(Error::Unauthorized);
     }
     let mut scopes = Scopes::parse_list(&row.scopes)
-        .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
+        .map_err(|bad| Error::internal(format!("stored key has unknown scope {bad}")))?;
     // A key a user made never does more than that user's role allows now: a demoted or
     // departed creator takes their keys' power with them.
     if let Some(creator) = &row.created_by {

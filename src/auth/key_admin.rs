@@ -68,7 +68,7 @@ pub struct RevokedKey {
 impl KeyRecord {
     fn new(row: &KeyRow) -> Result<Self> {
         let scopes = super::Scopes::parse_list(&row.scopes)
-            .map_err(|bad| Error::Internal(format!("stored key has unknown scope {bad}")))?;
+            .map_err(|bad| Error::internal(format!("stored key has unknown scope {bad}")))?;
         Ok(KeyRecord {
             id: row.id.clone(),
             name: row.name.clone(),

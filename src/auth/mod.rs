@@ -14,7 +14,7 @@ pub mod roles;
 mod users;
 
 pub use access::{also_needs, authorize, Access};
-pub(crate) use access::{on_board, require};
+pub(crate) use access::on_board;
 pub use board_access::BoardAuth;
 pub(crate) use extract::authenticate;
 pub use extract::{

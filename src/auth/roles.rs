@@ -48,7 +48,7 @@ pub async fn lookup(store: &Store, ws: &str, name: &str) -> Result<Option<Scopes
     };
     Scopes::parse_list(&role.scopes)
         .map(Some)
-        .map_err(|bad| Error::Internal(format!("stored role has unknown scope {bad}")))
+        .map_err(|bad| Error::internal(format!("stored role has unknown scope {bad}")))
 }
 
 /// The scopes of role `name` in workspace `ws`. A role that doesn't exist (the identity
@@ -184,7 +184,7 @@ pub async fn list(state: &AppState, who: &Principal) -> Result<Vec<RoleRecord>> 
         .collect();
     for row in state.store.list_roles(&who.workspace_id).await? {
         let scopes = Scopes::parse_list(&row.scopes)
-            .map_err(|bad| Error::Internal(format!("stored role has unknown scope {bad}")))?;
+            .map_err(|bad| Error::internal(format!("stored role has unknown scope {bad}")))?;
         records.push(RoleRecord {
             name: row.name,
             permissions: scopes.names(),

@@ -174,8 +174,7 @@ pub async fn list(
 }
 
 fn stored_config(block: &Block) -> Result<Value> {
-    serde_json::from_str(&block.config)
-        .map_err(|e| Error::Internal(format!("stored block config: {e}")))
+    serde_json::from_str(&block.config).map_err(|e| Error::internal_in("stored block config", e))
 }
 
 /// A block as a rendered read shows it: a stored block, or one of the blocks of a

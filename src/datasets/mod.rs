@@ -206,8 +206,8 @@ impl DatasetUpdate {
             Some(patch) => {
                 let patch = patch.clone().unwrap_or(Value::Null);
                 if self.merge && format == Format::Json && old_format == Format::Json {
-                    let mut merged: Value = serde_json::from_str(&dataset.data)
-                        .map_err(|e| Error::Internal(e.to_string()))?;
+                    let mut merged: Value =
+                        serde_json::from_str(&dataset.data).map_err(Error::internal)?;
                     json_patch::merge(&mut merged, &patch);
                     Some(merged)
                 } else {

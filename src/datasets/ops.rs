@@ -111,7 +111,7 @@ pub async fn for_templates(
         .into_iter()
         .map(|d| {
             let data = serde_json::from_str(&d.data)
-                .map_err(|e| Error::Internal(format!("stored dataset data: {e}")))?;
+                .map_err(|e| Error::internal_in("stored dataset data", e))?;
             Ok((d.name, data))
         })
         .collect()

@@ -9,6 +9,8 @@
 //! falls a whole buffer behind is ended and resumes with `Last-Event-ID`.
 
 mod feed;
+mod frame;
+mod kind;
 mod stream;
 
 use std::{
@@ -27,7 +29,9 @@ use crate::{
     pins::PinRecord,
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
 };
-pub(crate) use feed::{Feed, Frame};
+pub(crate) use feed::Feed;
+pub(crate) use frame::{Frame, FrameData};
+pub use kind::{EventKind, Resource};
 pub use stream::{Filter, Resume};
 
 /// `[events]` settings.
@@ -61,18 +65,16 @@ impl Records {
 
 impl Render for Records {
     fn pin(&self, pin: &Pin) -> Result<String> {
-        serde_json::to_string(&PinRecord::new(pin, &self.public_base)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+        serde_json::to_string(&PinRecord::new(pin, &self.public_base)?).map_err(Error::internal)
     }
 
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String> {
         serde_json::to_string(&BoardWithPins::new(board, pins, &self.public_base)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+            .map_err(Error::internal)
     }
 
     fn dataset(&self, dataset: &Dataset) -> Result<String> {
-        serde_json::to_string(&DatasetRecord::new(dataset)?)
-            .map_err(|e| Error::Internal(e.to_string()))
+        serde_json::to_string(&DatasetRecord::new(dataset)?).map_err(Error::internal)
     }
 }
 
@@ -169,7 +171,7 @@ impl Hub {
 }
 
 fn poisoned() -> Error {
-    Error::Internal("events hub lock poisoned".into())
+    Error::internal("events hub lock poisoned")
 }
 
 /// An open stream, counted for its credential until dropped.

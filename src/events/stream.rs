@@ -13,7 +13,7 @@ use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::Duration}
 use axum::body::{Body, Bytes};
 use tokio::sync::{broadcast, watch};
 
-use super::{Admission, Feed, Frame, Hub};
+use super::{Admission, EventKind, Feed, Frame, Hub, Resource};
 use crate::{error::Result, store::Store};
 
 /// The reconnection delay offered to clients (`retry:`), ms.
@@ -26,7 +26,7 @@ const BACKLOG_PAGE: i64 = 500;
 pub struct Filter {
     pub pin_ids: Vec<String>,
     pub pinboard_ids: Vec<String>,
-    pub types: Vec<String>,
+    pub types: Vec<EventKind>,
     /// Also pass a data-less notice (`{"type","at"}`) of every dataset change of the
     /// workspace: what a page whose templates may name a dataset needs to redraw, without
     /// showing the dataset (a board's collaborators may not read it).
@@ -35,9 +35,10 @@ pub struct Filter {
 
 impl Filter {
     fn passes(&self, frame: &Frame) -> bool {
-        (self.types.is_empty() || self.types.contains(&frame.event))
+        (self.types.is_empty() || self.types.contains(&frame.kind))
             && (self.pin_ids.is_empty()
-                || (frame.event.starts_with("pin.") && self.pin_ids.contains(&frame.resource_id)))
+                || (frame.kind.resource() == Resource::Pin
+                    && self.pin_ids.contains(&frame.resource_id)))
             && (self.pinboard_ids.is_empty()
                 || frame.boards.iter().any(|b| self.pinboard_ids.contains(b)))
     }
@@ -203,7 +204,13 @@ impl Viewer {
         }
         for event in events {
             self.delivered = event.seq;
-            let frame = Frame::of(event);
+            let frame = match Frame::of(event) {
+                Ok(frame) => frame,
+                Err(e) => {
+                    tracing::warn!(error = %e, seq = self.delivered, "formatting an event");
+                    continue;
+                }
+            };
             if let Some(bytes) = self.bytes_of(&frame) {
                 self.queued.push_back(bytes);
             }
@@ -219,11 +226,15 @@ impl Viewer {
         if !(self.filter.passes(frame) || notice) {
             return None;
         }
-        Some(if self.share.is_some() || notice {
-            frame.public_bytes()
-        } else {
-            frame.bytes.clone()
-        })
+        if !(self.share.is_some() || notice) {
+            return Some(frame.bytes.clone());
+        }
+        frame
+            .public_bytes()
+            .inspect_err(
+                |e| tracing::warn!(error = %e, seq = frame.seq, "formatting a public event"),
+            )
+            .ok()
     }
 
     /// The next live frame for this viewer (or a heartbeat); `None` ends the stream.

@@ -410,3 +410,44 @@ impl Report {
         set("x-ratelimit-token-cost", self.cost.to_string());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::body::{Body, Bytes};
+
+    use super::body_error;
+    use crate::error::Error;
+
+    /// The code of the error a body that can't be read with `limit` is answered with.
+    async fn code_of(body: Body, limit: usize) -> &'static str {
+        let error = axum::body::to_bytes(body, limit)
+            .await
+            .expect_err("the body can't be read");
+        body_error(error, limit).code()
+    }
+
+    #[tokio::test]
+    async fn every_way_a_body_fails_is_a_listed_code() {
+        let stalled = Body::new(tower_http::timeout::TimeoutBody::new(
+            Duration::from_millis(1),
+            Body::from_stream(futures_util::stream::pending::<Result<Bytes, std::io::Error>>()),
+        ));
+        let cut_off = Body::from_stream(futures_util::stream::once(async {
+            Err::<Bytes, _>(std::io::Error::other("connection reset"))
+        }));
+        let codes = [
+            code_of(stalled, 100).await,
+            code_of(Body::from("too long"), 1).await,
+            code_of(cut_off, 100).await,
+        ];
+        assert_eq!(
+            codes,
+            ["REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "VALIDATION_FAILED"]
+        );
+        for code in codes {
+            assert!(Error::CODES.contains(&code), "{code}");
+        }
+    }
+}

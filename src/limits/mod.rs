@@ -211,7 +211,7 @@ impl Limiter {
             Limiter::Memory(map) => {
                 let mut map = map
                     .lock()
-                    .map_err(|_| crate::Error::Internal("limiter lock poisoned".into()))?;
+                    .map_err(|_| crate::Error::internal("limiter lock poisoned"))?;
                 let usage = decide(map.get(subject).copied(), now, cost, quota);
                 map.insert(subject.to_owned(), usage);
                 Ok(usage)
@@ -221,9 +221,10 @@ impl Limiter {
                     .await
                     .map_err(|_| {
                         // The statement was abandoned midway: check its connection before reuse.
-                        crate::store::postgres::conn::note_error(None);
+                        crate::store::postgres::conn::note_abandoned();
                         crate::Error::Unavailable
                     })?
+                    .inspect_err(crate::store::postgres::conn::note_error)
             }
         }
     }

@@ -112,7 +112,7 @@ async fn enveloped(response: Response) -> Response {
         StatusCode::NOT_ACCEPTABLE => {
             Error::validation("Accept", "both application/json and text/event-stream")
         }
-        s if s.is_server_error() => Error::Internal(text),
+        s if s.is_server_error() => Error::internal(text),
         _ if text.contains("MCP-Protocol-Version") => Error::validation(
             "MCP-Protocol-Version",
             "a protocol version this server speaks",
@@ -203,9 +203,7 @@ impl ServerHandler for Corkboard {
                 result
             }
             Err(error) => {
-                if matches!(error, Error::Internal(_)) {
-                    tracing::error!(tool = tool.name, %error, "tool failed");
-                }
+                error.log_if_internal("tool failed");
                 tool_error(&error)
             }
         };

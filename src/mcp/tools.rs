@@ -306,7 +306,7 @@ fn no_body(args: Value) -> Result<()> {
 /// batch's results, the catalogue) comes as `{"data": [...]}`; a list's page is
 /// `{data, pagination}` as it is.
 fn structured<T: Serialize + ?Sized>(data: &T) -> Result<Value> {
-    match serde_json::to_value(data).map_err(|e| Error::Internal(e.to_string()))? {
+    match serde_json::to_value(data).map_err(Error::internal)? {
         Value::Array(items) => Ok(json!({ "data": items })),
         other => Ok(other),
     }

@@ -174,7 +174,7 @@ pub async fn move_pin(
             clock::now_ms(),
             &mut |current, others| match current {
                 Some(current) => change.place(current, others, "position"),
-                None => Err(Error::Internal("move without a current position".into())),
+                None => Err(Error::internal("move without a current position")),
             },
         )
         .await?;

@@ -120,7 +120,7 @@ pub async fn put_pin(
         })?;
     let pin = updated
         .first()
-        .ok_or_else(|| Error::Internal("share update returned no pin".into()))?;
+        .ok_or_else(|| Error::internal("share update returned no pin"))?;
     Ok(record(state, id, pin.sharing()))
 }
 

@@ -237,7 +237,7 @@ impl Provenance {
                 ));
             }
         }
-        serde_json::to_string(&self).map_err(|e| Error::Internal(e.to_string()))
+        serde_json::to_string(&self).map_err(Error::internal)
     }
 }
 
@@ -264,7 +264,7 @@ fn check_layout(layout: &str, field: &str) -> Result<()> {
 
 /// Validates `config` for `pin_type` and returns its stored JSON text.
 fn check_config(pin_type: PinType, config: &Value, field: &str, limits: &Limits) -> Result<String> {
-    let text = serde_json::to_string(config).map_err(|e| Error::Internal(e.to_string()))?;
+    let text = serde_json::to_string(config).map_err(Error::internal)?;
     if text.len() > limits.pin_config_bytes {
         return Err(Error::validation(
             field,
@@ -504,7 +504,7 @@ impl PinChange {
             Some((field, value)) => pin.pin_config = check_config(pin_type, value, field, limits)?,
             None if self.pin_type.is_some() => {
                 let current: Value = serde_json::from_str(&pin.pin_config)
-                    .map_err(|e| Error::Internal(format!("stored configuration: {e}")))?;
+                    .map_err(|e| Error::internal_in("stored configuration", e))?;
                 check_config(pin_type, &current, &format!("{prefix}pin_config"), limits)?;
             }
             None => {}

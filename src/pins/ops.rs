@@ -76,7 +76,7 @@ async fn store_new<T: serde::Serialize>(
             Some(idem) => replay(state, ws, idem, now).await?.ok_or_else(|| {
                 Error::Conflict("Idempotency-Key is in use by a concurrent request".into())
             }),
-            None => Err(Error::Internal("idempotency claim without a key".into())),
+            None => Err(Error::internal("idempotency claim without a key")),
         },
     }
 }
@@ -94,7 +94,7 @@ pub async fn create(
         created
             .into_iter()
             .next()
-            .ok_or_else(|| Error::Internal("a create made no record".into()))
+            .ok_or_else(|| Error::internal("a create made no record"))
     })
     .await
 }
@@ -414,7 +414,7 @@ pub async fn update(
         .map_err(without_index)?;
     let pin = updated
         .first()
-        .ok_or_else(|| Error::Internal("update returned no pin".into()))?;
+        .ok_or_else(|| Error::internal("update returned no pin"))?;
     Ok(UpdatedPin {
         id: pin.id.clone(),
         updated_at: pin.updated_at,

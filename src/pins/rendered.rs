@@ -156,7 +156,7 @@ struct Source {
 impl Source {
     fn new(pin: Pin, blocks: Vec<Block>) -> Result<Self> {
         let config: Value = serde_json::from_str(&pin.pin_config)
-            .map_err(|e| Error::Internal(format!("stored pin config: {e}")))?;
+            .map_err(|e| Error::internal_in("stored pin config", e))?;
         let mut names = BTreeSet::new();
         templates::referenced(&config, &mut names);
         referenced(&blocks, &mut names)?;

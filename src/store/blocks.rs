@@ -1,6 +1,6 @@
 //! A pin's blocks in the store (CONTRACT.md 7), written once for both databases. Blocks are
 //! part of their pin: every block write locks the pin, saves its old state as a version,
-//! bumps its `version` and `updated_at` and appends its `pin.updated` event, all in one
+//! bumps its `version` and `updated_at` and appends its [`crate::events::EventKind::PinUpdated`] event, all in one
 //! transaction ([`super::pins::save_change`]); they are deleted with it (foreign key).
 
 use std::collections::HashMap;

@@ -8,6 +8,7 @@ use super::pins::{pin_at, PIN_COLUMNS};
 use super::sql::{Backend, Record};
 use super::Pin;
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 
 /// Share settings of a pin or a board (SPEC.md 2.5). `is_public` is the very column the
 /// records show, so the record and the share settings always agree.
@@ -168,14 +169,14 @@ pub(super) fn position_from_row(row: &impl Record) -> Result<Position> {
 
 fn board_event(
     ws: &str,
-    event: &'static str,
+    kind: EventKind,
     board: &Pinboard,
     pins: &[PlacedPin],
     render: &dyn Render,
 ) -> Result<NewEvent> {
     Ok(NewEvent {
         workspace_id: ws.to_owned(),
-        event,
+        kind,
         resource_id: board.id.clone(),
         version: None,
         boards: vec![board.id.clone()],
@@ -184,7 +185,7 @@ fn board_event(
     })
 }
 
-/// The `pinboard.updated` event of the workspace's board `id` as it stands in the
+/// The [`EventKind::PinboardUpdated`] event of the workspace's board `id` as it stands in the
 /// transaction, with its placements.
 pub(super) async fn board_updated<B: Backend>(
     tx: &mut B::Db,
@@ -209,7 +210,7 @@ pub(super) async fn board_updated<B: Backend>(
         .iter()
         .map(placed_from_row)
         .collect::<Result<Vec<_>>>()?;
-    board_event(ws, "pinboard.updated", &board, &pins, render)
+    board_event(ws, EventKind::PinboardUpdated, &board, &pins, render)
 }
 
 fn placed_from_row(row: &impl Record) -> Result<PlacedPin> {
@@ -238,7 +239,7 @@ impl<B: Backend> BoardStore for B {
             .bind(board.updated_at)
             .execute(&mut *tx)
             .await?;
-        let event = board_event(ws, "pinboard.created", board, &[], self.render())?;
+        let event = board_event(ws, EventKind::PinboardCreated, board, &[], self.render())?;
         B::append_events(&mut *tx, &[event]).await?;
         tx.commit().await?;
         self.committed(ws);
@@ -335,7 +336,7 @@ impl<B: Backend> BoardStore for B {
         }
         let event = NewEvent::deleted(
             ws,
-            "pinboard.deleted",
+            EventKind::PinboardDeleted,
             id,
             vec![id.to_owned()],
             crate::clock::now_ms(),

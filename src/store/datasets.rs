@@ -6,6 +6,7 @@ use sqlx::Connection as _;
 use super::events::NewEvent;
 use super::sql::{is_unique_violation, Backend, Record};
 use crate::error::{Error, Result};
+use crate::events::EventKind;
 
 /// A stored dataset. `data` is JSON text: the value of a `json` dataset, or a `markdown`
 /// dataset's text as a JSON string.
@@ -127,10 +128,10 @@ async fn lock_dataset<B: Backend>(tx: &mut B::Db, ws: &str, id: &str) -> Result<
     dataset_at(&row, 0)
 }
 
-fn dataset_event(ws: &str, event: &'static str, dataset: &Dataset, data: String) -> NewEvent {
+fn dataset_event(ws: &str, kind: EventKind, dataset: &Dataset, data: String) -> NewEvent {
     NewEvent {
         workspace_id: ws.to_owned(),
-        event,
+        kind,
         resource_id: dataset.id.clone(),
         version: Some(dataset.version),
         boards: Vec::new(),
@@ -143,7 +144,7 @@ impl<B: Backend> DatasetStore for B {
     async fn insert_dataset(&self, ws: &str, dataset: &Dataset) -> Result<()> {
         let event = dataset_event(
             ws,
-            "dataset.created",
+            EventKind::DatasetCreated,
             dataset,
             self.render().dataset(dataset)?,
         );
@@ -250,7 +251,12 @@ impl<B: Backend> DatasetStore for B {
             .execute(&mut *tx)
             .await
             .map_err(|e| name_taken(e, &new.name))?;
-        let event = dataset_event(ws, "dataset.updated", &new, self.render().dataset(&new)?);
+        let event = dataset_event(
+            ws,
+            EventKind::DatasetUpdated,
+            &new,
+            self.render().dataset(&new)?,
+        );
         B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
         tx.commit().await?;
         self.committed(ws);
@@ -268,7 +274,7 @@ impl<B: Backend> DatasetStore for B {
             .await?;
         let event = NewEvent::deleted(
             ws,
-            "dataset.deleted",
+            EventKind::DatasetDeleted,
             id,
             Vec::new(),
             crate::clock::now_ms(),

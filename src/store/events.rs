@@ -5,11 +5,15 @@
 
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::sql::{Backend, Record};
 use super::{Dataset, Pin, Pinboard, PlacedPin};
-use crate::error::Result;
+use crate::{
+    error::{Error, Result},
+    events::EventKind,
+};
 
 /// The records events carry: what a GET of the resource returns. The store asks for them
 /// inside the write's transaction; the application renders them (its `shareable_url` base).
@@ -26,8 +30,8 @@ pub trait Render: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct NewEvent {
     pub workspace_id: String,
-    /// `pin.created`, `pinboard.updated`, ...
-    pub event: &'static str,
+    /// Stored as its name, in the `event` column.
+    pub kind: EventKind,
     pub resource_id: String,
     pub version: Option<i64>,
     /// The boards the change concerns: a board's own id, or the boards a pin is placed on.
@@ -40,14 +44,14 @@ pub struct NewEvent {
 impl NewEvent {
     pub(super) fn pin(
         ws: &str,
-        event: &'static str,
+        kind: EventKind,
         pin: &Pin,
         boards: Vec<String>,
         render: &dyn Render,
     ) -> Result<Self> {
         Ok(NewEvent {
             workspace_id: ws.to_owned(),
-            event,
+            kind,
             resource_id: pin.id.clone(),
             version: Some(pin.version),
             boards,
@@ -58,14 +62,14 @@ impl NewEvent {
 
     pub(super) fn deleted(
         ws: &str,
-        event: &'static str,
+        kind: EventKind,
         id: &str,
         boards: Vec<String>,
         at: i64,
     ) -> Self {
         NewEvent {
             workspace_id: ws.to_owned(),
-            event,
+            kind,
             resource_id: id.to_owned(),
             version: None,
             boards,
@@ -79,12 +83,13 @@ impl NewEvent {
 #[derive(Debug, Clone)]
 pub struct Event {
     pub seq: i64,
-    pub event: String,
+    pub kind: EventKind,
     pub resource_id: String,
     pub version: Option<i64>,
     pub boards: Vec<String>,
     pub at: i64,
-    pub data: String,
+    /// The record (JSON) as [`NewEvent::data`] stored it.
+    pub data: Box<RawValue>,
 }
 
 /// Which workspaces have new events: sent after each commit that appended some (SQLite), or
@@ -114,10 +119,10 @@ pub(super) const APPEND_EVENT: &str =
     "INSERT INTO events (workspace_id, event, resource_id, version, \
      boards, at, data) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 
-/// The `pin.created` events of new pins.
+/// The [`EventKind::PinCreated`] events of new pins.
 pub(super) fn created(ws: &str, pins: &[Pin], render: &dyn Render) -> Result<Vec<NewEvent>> {
     pins.iter()
-        .map(|p| NewEvent::pin(ws, "pin.created", p, Vec::new(), render))
+        .map(|p| NewEvent::pin(ws, EventKind::PinCreated, p, Vec::new(), render))
         .collect()
 }
 
@@ -147,14 +152,18 @@ impl<B: Backend> EventStore for B {
             .await?;
         rows.iter()
             .map(|r| {
+                let name: String = r.get(1)?;
                 Ok(Event {
                     seq: r.get(0)?,
-                    event: r.get(1)?,
+                    kind: EventKind::parse(&name).ok_or_else(|| {
+                        Error::internal(format!("stored event of unknown type `{name}`"))
+                    })?,
                     resource_id: r.get(2)?,
                     version: r.get(3)?,
                     boards: r.list(4)?,
                     at: r.get(5)?,
-                    data: r.get(6)?,
+                    data: RawValue::from_string(r.get(6)?)
+                        .map_err(|e| Error::internal_in("stored event data", e))?,
                 })
             })
             .collect()

@@ -4,7 +4,7 @@
 //! brings the loop (`sqlite/commit.rs`, `postgres/commit.rs`); a failing create fails alone
 //! in both, and each create's events commit with it.
 
-use std::future::Future;
+use std::{future::Future, sync::Arc};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -19,7 +19,7 @@ pub(super) struct Job {
     pub ws: String,
     pub pins: Vec<Pin>,
     pub idem: Option<Idempotent>,
-    /// One `pin.created` per pin, appended in the same transaction.
+    /// One [`crate::events::EventKind::PinCreated`] per pin, appended in the same transaction.
     pub events: Vec<NewEvent>,
     pub reply: oneshot::Sender<Result<Created>>,
 }
@@ -44,11 +44,11 @@ impl Committer {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| Error::Internal(format!("starting the commit thread: {e}")))?;
+            .map_err(|e| Error::internal_in("starting the commit thread", e))?;
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || runtime.block_on(run(queue)))
-            .map_err(|e| Error::Internal(format!("starting the commit thread: {e}")))?;
+            .map_err(|e| Error::internal_in("starting the commit thread", e))?;
         Ok(Committer { jobs })
     }
 
@@ -83,6 +83,7 @@ pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Created>>>) {
         }
         Err(e) => {
             tracing::warn!(error = %e, creates = group.len(), "group commit failed");
+            let e = Arc::new(e);
             for job in group.drain(..) {
                 let _ = job.reply.send(Err(same_failure(&e)));
             }
@@ -90,18 +91,18 @@ pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Created>>>) {
     }
 }
 
-/// A failure shared by several callers.
-pub(super) fn same_failure(e: &Error) -> Error {
-    match e {
+/// A failure shared by several callers: 503 if it was one, else a 500 caused by it.
+pub(super) fn same_failure(e: &Arc<Error>) -> Error {
+    match **e {
         Error::Unavailable => Error::Unavailable,
-        Error::Internal(cause) => Error::Internal(cause.clone()),
-        other => Error::Internal(other.to_string()),
+        _ => Error::internal(Arc::clone(e)),
     }
 }
 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::events::EventKind;
 
     /// A small `json` pin titled `title`.
     pub(in crate::store) fn pin(title: &str) -> Pin {
@@ -128,7 +129,7 @@ pub(super) mod tests {
         let pins: Vec<Pin> = titles.iter().map(|t| pin(t)).collect();
         let events = pins
             .iter()
-            .map(|p| NewEvent::deleted(ws, "pin.created", &p.id, Vec::new(), 0))
+            .map(|p| NewEvent::deleted(ws, EventKind::PinCreated, &p.id, Vec::new(), 0))
             .collect();
         Job {
             ws: ws.into(),

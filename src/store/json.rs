@@ -40,8 +40,7 @@ impl<T: ?Sized> fmt::Debug for Serialized<T> {
 impl<T: Serialize + ?Sized> Serialized<T> {
     /// `value` serialised.
     pub fn new(value: &T) -> Result<Self> {
-        let text =
-            serde_json::value::to_raw_value(value).map_err(|e| Error::Internal(e.to_string()))?;
+        let text = serde_json::value::to_raw_value(value).map_err(Error::internal)?;
         Ok(Serialized {
             text: Arc::from(text),
             of: PhantomData,
@@ -52,8 +51,7 @@ impl<T: Serialize + ?Sized> Serialized<T> {
 impl<T: ?Sized> Serialized<T> {
     /// Text this service stored as the JSON of a `T` (checked to be JSON).
     pub fn stored(text: impl Into<String>) -> Result<Self> {
-        let text =
-            RawValue::from_string(text.into()).map_err(|e| Error::Internal(e.to_string()))?;
+        let text = RawValue::from_string(text.into()).map_err(Error::internal)?;
         Ok(Serialized {
             text: Arc::from(text),
             of: PhantomData,

@@ -85,12 +85,18 @@ pub enum Store {
     Postgres(postgres::PgStore),
 }
 
+/// Each operation of the store in use. A PostgreSQL failure is looked at on its way out
+/// ([`postgres::conn::note_error`]): one that may have come from the request's connection
+/// has it checked before its reuse.
 macro_rules! delegate {
     ($(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {$(
         pub async fn $name(&self $(, $arg: $ty)*) -> $ret {
             match self {
                 Store::Sqlite(s) => s.$name($($arg),*).await,
-                Store::Postgres(s) => s.$name($($arg),*).await,
+                Store::Postgres(s) => s
+                    .$name($($arg),*)
+                    .await
+                    .inspect_err(postgres::conn::note_error),
             }
         }
     )*};
@@ -109,7 +115,7 @@ impl Store {
                 postgres::PgStore::open(url, max_connections, render).await?,
             ))
         } else {
-            Err(Error::Internal(format!(
+            Err(Error::internal(format!(
                 "unsupported store URL scheme in {}",
                 crate::config::redact_url(url)
             )))
@@ -132,6 +138,13 @@ impl Store {
         }
     }
 
+    pub async fn close(&self) {
+        match self {
+            Store::Sqlite(s) => s.close().await,
+            Store::Postgres(s) => s.close().await,
+        }
+    }
+
     pub fn backend_name(&self) -> &'static str {
         match self {
             Store::Sqlite(_) => "sqlite",
@@ -141,7 +154,6 @@ impl Store {
 
     delegate! {
         fn ping(&self) -> Result<()>;
-        fn close(&self) -> ();
         fn ensure_workspace(&self, name: &str) -> Result<String>;
         fn claim_bootstrap(&self) -> Result<bool>;
         fn insert_key(&self, key: &KeyRow) -> Result<()>;

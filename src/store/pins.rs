@@ -9,6 +9,7 @@ use sqlx::Connection as _;
 use super::events::NewEvent;
 use super::sql::{Backend, Db, Record, Statement};
 use super::Sharing;
+use crate::events::EventKind;
 use crate::{error::Result, Error};
 
 /// A stored pin, or one past version of it. JSON columns stay JSON text.
@@ -281,7 +282,7 @@ async fn pin_boards<B: Backend>(tx: &mut B::Db, pin_id: &str) -> Result<Vec<Stri
 
 /// Writes `new` over its pin inside the caller's transaction (the pin locked with
 /// [`Backend::LOCK_PINS`]): the old state becomes a version, at most `retention` are kept,
-/// and the `pin.updated` event to append is returned. Pin updates and block writes (which
+/// and the [`EventKind::PinUpdated`] event to append is returned. Pin updates and block writes (which
 /// bump their pin) both commit through it.
 pub(super) async fn save_change<B: Backend>(
     tx: &mut B::Db,
@@ -316,7 +317,7 @@ pub(super) async fn save_change<B: Backend>(
         .execute(&mut *tx)
         .await?;
     let boards = pin_boards::<B>(&mut *tx, &new.id).await?;
-    NewEvent::pin(ws, "pin.updated", new, boards, render)
+    NewEvent::pin(ws, EventKind::PinUpdated, new, boards, render)
 }
 
 impl<B: Backend> PinStore for B {
@@ -358,7 +359,13 @@ impl<B: Backend> PinStore for B {
         for (i, id) in ids.iter().enumerate() {
             check(i, current.get(id).ok_or_else(|| pin_missing(i))?)?;
             let boards = pin_boards::<B>(&mut *tx, id).await?;
-            events.push(NewEvent::deleted(ws, "pin.deleted", id, boards, now));
+            events.push(NewEvent::deleted(
+                ws,
+                EventKind::PinDeleted,
+                id,
+                boards,
+                now,
+            ));
         }
         B::query(B::UNPLACE_PINS)
             .bind_list(ids)

@@ -126,7 +126,7 @@ async fn write_position<B: Backend>(
     touch_board::<B>(tx, board_id, now).await
 }
 
-/// Appends the board's `pinboard.updated` (with its placements as they now stand) and
+/// Appends the board's [`crate::events::EventKind::PinboardUpdated`] (with its placements as they now stand) and
 /// commits.
 async fn commit_board<B: Backend>(
     store: &B,

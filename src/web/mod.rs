@@ -69,7 +69,7 @@ async fn home(
 /// the page shows nothing.
 pub(crate) fn html(page: Page, status: StatusCode) -> Response {
     let Ok(csp) = HeaderValue::from_str(&page.csp) else {
-        return crate::Error::Internal("page policy is not a header value".into()).into_response();
+        return crate::Error::internal("page policy is not a header value").into_response();
     };
     let status = if page.found { StatusCode::OK } else { status };
     let mut response = (status, page.html).into_response();

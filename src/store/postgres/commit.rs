@@ -8,6 +8,8 @@
 //! claim and the insert are made together, and so do batches, which already share one. Each
 //! replica has its own loop.
 
+use std::sync::Arc;
+
 use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
 use tokio::sync::mpsc;
 
@@ -72,7 +74,7 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
         Err(e) if group.len() > 1 && refused(&e) => e,
         Err(e) => {
             let healthy = refused(&e);
-            let failure = e.into();
+            let failure = Arc::new(Error::from(e));
             return (
                 group.iter().map(|_| Err(same_failure(&failure))).collect(),
                 healthy,
@@ -86,7 +88,7 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
             Ok(()) => results.push(Ok(Created::Stored)),
             Err(e) if refused(&e) => results.push(Err(e.into())),
             Err(e) => {
-                let failure = e.into();
+                let failure = Arc::new(Error::from(e));
                 results.extend((results.len()..group.len()).map(|_| Err(same_failure(&failure))));
                 return (results, false);
             }

@@ -10,7 +10,8 @@
 //!   first takes it, the next ones reuse it.
 //! - When the request ends cleanly its connection goes onto [`Connections`]' stack of warm
 //!   connections, still checked out of sqlx's pool, and the next request takes it from there
-//!   without the ping. A request that saw a connection-level error ([`note_error`]), was
+//!   without the ping. A request that saw a connection-level error ([`note_error`], on each
+//!   result the store hands out), was
 //!   cancelled mid-statement or left a dropped transaction's `ROLLBACK` unsent gives its
 //!   connection back to sqlx's pool instead, whose ping closes it if it is broken; so does
 //!   every finished connection while some request waits on sqlx's pool (the pool hands it to
@@ -35,7 +36,7 @@ use std::{
 use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres};
 
 use super::breaker::{Breaker, SUSPECT_AFTER};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A warm connection unused for longer goes back through sqlx's pool (and its ping) rather
 /// than being reused unchecked.
@@ -209,15 +210,36 @@ pub fn release_request_connection() {
     drop(released);
 }
 
-/// Marks the request's connection as one to check before reuse: called for every database
-/// error except those the server reported on a healthy connection (a constraint, a bad
-/// value), and when a statement is abandoned midway (a timeout).
-pub(crate) fn note_error(error: Option<&sqlx::Error>) {
-    let healthy = matches!(error, Some(sqlx::Error::Database(db))
-        if !db.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57")));
-    if !healthy {
-        let _ = REQUEST.try_with(|slot| slot.borrow_mut().suspect = true);
+/// Marks the request's connection as one to check before reuse when `error` may have come
+/// from the connection itself: every failure of the database but those the server reported
+/// on a healthy connection (a constraint, a bad value). The store calls it on each result it
+/// hands out ([`crate::store::Store`]), and the rate limiter on its own.
+pub(crate) fn note_error(error: &Error) {
+    let from_connection = match error {
+        Error::Unavailable => true,
+        Error::Internal(cause) => cause
+            .downcast_ref::<sqlx::Error>()
+            .is_some_and(|e| !reported_on_healthy_connection(e)),
+        _ => false,
+    };
+    if from_connection {
+        mark_suspect();
     }
+}
+
+/// Marks the request's connection as one to check before reuse: a statement on it was
+/// abandoned midway (a timeout).
+pub(crate) fn note_abandoned() {
+    mark_suspect();
+}
+
+fn reported_on_healthy_connection(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db)
+        if !db.code().is_some_and(|c| c.starts_with("08") || c.starts_with("57")))
+}
+
+fn mark_suspect() {
+    let _ = REQUEST.try_with(|slot| slot.borrow_mut().suspect = true);
 }
 
 /// A pooled connection that, when dropped inside a request scope, goes back to the scope's
@@ -249,5 +271,39 @@ impl Drop for Conn {
             // If the scope ended first, the connection simply returns to the pool.
             let _ = REQUEST.try_with(|slot| slot.borrow_mut().held.replace((conn, home)));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the request's connection is marked to be checked after `work`.
+    async fn suspect_after(work: impl FnOnce()) -> bool {
+        REQUEST
+            .scope(RefCell::default(), async {
+                work();
+                REQUEST.with(|slot| slot.borrow().suspect)
+            })
+            .await
+    }
+
+    #[tokio::test]
+    async fn only_failures_that_may_come_from_the_connection_mark_it() {
+        assert!(suspect_after(|| note_error(&Error::Unavailable)).await);
+        assert!(suspect_after(|| note_error(&Error::from(sqlx::Error::RowNotFound))).await);
+        assert!(suspect_after(note_abandoned).await);
+        assert!(!suspect_after(|| note_error(&Error::Conflict("taken".into()))).await);
+        assert!(!suspect_after(|| note_error(&Error::internal("a bug"))).await);
+    }
+
+    #[tokio::test]
+    async fn converting_a_database_error_marks_nothing() {
+        assert!(
+            !suspect_after(|| {
+                let _ = Error::from(sqlx::Error::PoolTimedOut);
+            })
+            .await
+        );
     }
 }

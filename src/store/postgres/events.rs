@@ -45,7 +45,7 @@ pub(super) fn append<'c>(tx: &'c mut PgConnection, events: &'c [NewEvent]) -> Ru
             .collect();
         sqlx::query(APPEND_EVENTS)
             .bind(column(|e| &e.workspace_id))
-            .bind(column(|e| e.event))
+            .bind(column(|e| e.kind.as_str()))
             .bind(column(|e| &e.resource_id))
             .bind(events.iter().map(|e| e.version).collect::<Vec<_>>())
             .bind(boards)

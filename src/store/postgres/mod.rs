@@ -94,7 +94,7 @@ impl PgStore {
         sqlx::migrate!("./migrations/postgres")
             .run(&pool)
             .await
-            .map_err(|e| Error::Internal(format!("migrating: {e}")))?;
+            .map_err(|e| Error::internal_in("migrating", e))?;
         let commits = Commits::default();
         Ok(PgStore {
             // A pool of its own: a listener holds its connection for good, which must not

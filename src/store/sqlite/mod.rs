@@ -36,7 +36,7 @@ pub struct SqliteStore {
 
 fn list_column(row: &SqliteRow, column: impl Column) -> Result<Vec<String>> {
     let text: String = row.try_get(column)?;
-    serde_json::from_str(&text).map_err(|e| Error::Internal(format!("stored list: {e}")))
+    serde_json::from_str(&text).map_err(|e| Error::internal_in("stored list", e))
 }
 
 fn list_json(list: &[String]) -> String {
@@ -66,7 +66,7 @@ impl SqliteStore {
         if let Some(dir) = options.get_filename().parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir)
-                    .map_err(|e| Error::Internal(format!("creating {}: {e}", dir.display())))?;
+                    .map_err(|e| Error::internal_in(format!("creating {}", dir.display()), e))?;
             }
         }
         let writer = SqlitePoolOptions::new()
@@ -77,7 +77,7 @@ impl SqliteStore {
         sqlx::migrate!("./migrations/sqlite")
             .run(&writer)
             .await
-            .map_err(|e| Error::Internal(format!("migrating: {e}")))?;
+            .map_err(|e| Error::internal_in("migrating", e))?;
         let reader = SqlitePoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
@@ -142,7 +142,7 @@ impl Backend for SqliteStore {
             for e in events {
                 Self::query(events::APPEND_EVENT)
                     .bind(&e.workspace_id)
-                    .bind(e.event)
+                    .bind(e.kind.as_str())
                     .bind(&e.resource_id)
                     .bind(e.version)
                     .bind_list(&e.boards)
@@ -211,8 +211,8 @@ impl Backend for SqliteStore {
             .await?
             .ok_or(sqlx::Error::RowNotFound)?;
         let page: String = Record::get(&row, 0)?;
-        let mut keys: Vec<(i64, String, i64, i64)> = serde_json::from_str(&page)
-            .map_err(|e| Error::Internal(format!("stored page: {e}")))?;
+        let mut keys: Vec<(i64, String, i64, i64)> =
+            serde_json::from_str(&page).map_err(|e| Error::internal_in("stored page", e))?;
         keys.sort_by_key(|(seq, ..)| std::cmp::Reverse(*seq));
         Ok(keys
             .into_iter()

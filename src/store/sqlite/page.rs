@@ -39,7 +39,7 @@ impl PageRow<'_> {
     /// The pins of a page, in no particular order.
     pub(super) fn decode(page: &str) -> Result<Vec<Pin>> {
         let rows: Vec<PageRow> =
-            serde_json::from_str(page).map_err(|e| Error::Internal(format!("stored page: {e}")))?;
+            serde_json::from_str(page).map_err(|e| Error::internal_in("stored page", e))?;
         Ok(rows.into_iter().map(PageRow::into_pin).collect())
     }
 

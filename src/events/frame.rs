@@ -1,0 +1,234 @@
+//! One event as the streams send it: its SSE frame, formatted once from [`FrameData`] (which
+//! is also the API description's `Event` schema), and what share streams send instead.
+
+use std::sync::OnceLock;
+
+use axum::body::Bytes;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::kind::{EventKind, Resource};
+use crate::{
+    clock,
+    error::{Error, Result},
+    store::Event,
+};
+
+/// What an event's `data:` line holds (one line of JSON).
+// The frame around it: `id:` the event's id, `event:` its `type` ([`frame_bytes`]).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Event", deny_unknown_fields)]
+pub(crate) struct FrameData<'a> {
+    /// The event's name, as on its `event:` line.
+    #[serde(rename = "type")]
+    #[schemars(with = "String", extend("enum" = EventKind::NAMES))]
+    kind: EventKind,
+    /// The changed resource's id.
+    id: &'a str,
+    /// A pin's version after the change (pin events).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<i64>,
+    /// When the change was made (ISO 8601, UTC).
+    at: String,
+    /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
+    /// delete; for `pinboard.*` the board with its placements.
+    #[schemars(schema_with = "crate::wire::body::any_value")]
+    data: &'a RawValue,
+}
+
+/// What share streams and pages are sent of a dataset change: its type and time only.
+#[derive(Serialize)]
+struct Notice {
+    #[serde(rename = "type")]
+    kind: EventKind,
+    at: String,
+}
+
+/// The SSE frame of event `seq`: its id, its name, and `data` as one line of JSON.
+fn frame_bytes(seq: i64, kind: EventKind, data: &impl Serialize) -> Result<Bytes> {
+    let mut frame = format!("id: {seq}\nevent: {kind}\ndata: ").into_bytes();
+    serde_json::to_writer(&mut frame, data).map_err(Error::internal)?;
+    frame.extend_from_slice(b"\n\n");
+    Ok(Bytes::from(frame))
+}
+
+/// One event, ready to send: its SSE bytes and what the filters look at.
+#[derive(Debug)]
+pub(crate) struct Frame {
+    pub seq: i64,
+    pub kind: EventKind,
+    pub resource_id: String,
+    pub boards: Vec<String>,
+    pub bytes: Bytes,
+    /// What share streams send instead: the same frame with only what the share page
+    /// shows (see [`Frame::public_bytes`]).
+    public: OnceLock<Bytes>,
+    /// The rest of the event, kept for the public frame.
+    version: Option<i64>,
+    at: i64,
+    data: Box<RawValue>,
+}
+
+impl Frame {
+    pub(crate) fn of(e: Event) -> Result<Frame> {
+        let mut frame = Frame {
+            seq: e.seq,
+            kind: e.kind,
+            resource_id: e.resource_id,
+            boards: e.boards,
+            bytes: Bytes::new(),
+            public: OnceLock::new(),
+            version: e.version,
+            at: e.at,
+            data: e.data,
+        };
+        let bytes = frame_bytes(frame.seq, frame.kind, &frame.with(&frame.data))?;
+        frame.bytes = bytes;
+        Ok(frame)
+    }
+
+    /// This event's `data:` line, carrying `record`.
+    fn with<'a>(&'a self, record: &'a RawValue) -> FrameData<'a> {
+        FrameData {
+            kind: self.kind,
+            id: &self.resource_id,
+            version: self.version,
+            at: clock::iso(self.at),
+            data: record,
+        }
+    }
+
+    pub(crate) fn is_dataset(&self) -> bool {
+        self.kind.resource() == Resource::Dataset
+    }
+
+    /// The frame as share streams send it: a pin as its share page shows it (type,
+    /// configuration, layout, title, version, time), a board with its title, description
+    /// and placed pins so; never tags, provenance or share settings; of a dataset change only
+    /// its type and time (the page refetches; the data may not be shown at all). Built once
+    /// per frame.
+    pub(crate) fn public_bytes(&self) -> Result<Bytes> {
+        if let Some(bytes) = self.public.get() {
+            return Ok(bytes.clone());
+        }
+        let bytes = self.public_frame()?;
+        Ok(self.public.get_or_init(|| bytes).clone())
+    }
+
+    fn public_frame(&self) -> Result<Bytes> {
+        let record = || serde_json::from_str(self.data.get()).unwrap_or_default();
+        let public = match self.kind.resource() {
+            Resource::Dataset => {
+                let notice = Notice {
+                    kind: self.kind,
+                    at: clock::iso(self.at),
+                };
+                return frame_bytes(self.seq, self.kind, &notice);
+            }
+            Resource::Pinboard => public_board(&record()),
+            Resource::Pin => public_pin(&record()),
+        };
+        let public = serde_json::value::to_raw_value(&public).map_err(Error::internal)?;
+        frame_bytes(self.seq, self.kind, &self.with(&public))
+    }
+}
+
+/// Only the keys of `record` named in `keys`.
+fn pick(record: &serde_json::Value, keys: &[&str]) -> serde_json::Value {
+    let picked = keys
+        .iter()
+        .filter_map(|k| record.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+        .collect();
+    serde_json::Value::Object(picked)
+}
+
+fn public_pin(record: &serde_json::Value) -> serde_json::Value {
+    let mut pin = pick(
+        record,
+        &[
+            "id",
+            "deleted",
+            "pin_type",
+            "pin_config",
+            "pin_layout",
+            "version",
+            "updated_at",
+        ],
+    );
+    if let Some(title) = record.pointer("/metadata/title") {
+        pin["metadata"] = serde_json::json!({ "title": title });
+    }
+    pin
+}
+
+fn public_board(record: &serde_json::Value) -> serde_json::Value {
+    let mut board = pick(
+        record,
+        &["id", "deleted", "title", "description", "updated_at"],
+    );
+    if let Some(pins) = record.get("pins").and_then(|p| p.as_array()) {
+        board["pins"] = pins
+            .iter()
+            .map(|placed| {
+                let mut placed_public = pick(placed, &["pin_id", "position"]);
+                if let Some(pin) = placed.get("pin") {
+                    placed_public["pin"] = public_pin(pin);
+                }
+                placed_public
+            })
+            .collect();
+    }
+    board
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: EventKind, version: Option<i64>, data: &str) -> Event {
+        Event {
+            seq: 7,
+            kind,
+            resource_id: "p-1\"x".into(),
+            version,
+            boards: Vec::new(),
+            at: 0,
+            data: RawValue::from_string(data.into()).expect("JSON"),
+        }
+    }
+
+    #[test]
+    fn frames_keep_their_bytes() {
+        let pin = Frame::of(event(
+            EventKind::PinUpdated,
+            Some(2),
+            r#"{"id":"p-1","tags":["a"],"pin_type":"kpi","metadata":{"title":"T","x":1}}"#,
+        ))
+        .expect("frame");
+        assert_eq!(
+            pin.bytes,
+            "id: 7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
+             \"version\":2,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
+             \"tags\":[\"a\"],\"pin_type\":\"kpi\",\"metadata\":{\"title\":\"T\",\"x\":1}}}\n\n"
+        );
+        assert_eq!(
+            pin.public_bytes().expect("public"),
+            "id: 7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
+             \"version\":2,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
+             \"metadata\":{\"title\":\"T\"},\"pin_type\":\"kpi\"}}\n\n"
+        );
+        let dataset =
+            Frame::of(event(EventKind::DatasetDeleted, None, r#"{"id":"d-1"}"#)).expect("frame");
+        assert_eq!(
+            dataset.bytes,
+            "id: 7\nevent: dataset.deleted\ndata: {\"type\":\"dataset.deleted\",\"id\":\"p-1\\\"x\",\
+             \"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"d-1\"}}\n\n"
+        );
+        assert_eq!(
+            dataset.public_bytes().expect("public"),
+            "id: 7\nevent: dataset.deleted\ndata: {\"type\":\"dataset.deleted\",\
+             \"at\":\"1970-01-01T00:00:00.000Z\"}\n\n"
+        );
+    }
+}
