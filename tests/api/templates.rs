@@ -311,4 +311,49 @@ both_stores! {
             assert!(html.contains("2.0M") && !html.contains("1.5M"), "{html}");
         }
     }
+
+    /// A template is a read of a dataset: rendering, or writing one, needs `datasets:read`
+    /// (CONTRACT.md 7); without it nothing tells which dataset names exist.
+    async fn templates_need_datasets_read(app) {
+        new_dataset(&app, "secret", "json", json!({"x": "s3cr3t"})).await;
+        let owned = new_pin(&app, &markdown_pin("Value: {{secret.x}}")).await;
+        let pins = app.key_with("pins:read,pins:write").await;
+        let both = app.key_with("pins:read,pins:write,datasets:read").await;
+
+        // Writing a pin that names a dataset: refused, nothing written.
+        let leak = json!({"pin_type": "json", "pin_config": {"data": {"x": "{{secret}}"}}});
+        let refused = call(&app, &pins, Method::POST, "/v1/pins", Some(&leak)).await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        assert_eq!(refused.body["error"]["details"]["required_scope"], json!("datasets:read"));
+        call(&app, &pins, Method::POST, "/v1/pins/batch", Some(&json!({"pins": [markdown_pin("ok"), leak.clone()]}))).await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        call(&app, &pins, Method::PATCH, &format!("/v1/pins/{owned}"), Some(&json!({"pin_config": {"text": "{{secret.x}}!"}}))).await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        call(&app, &pins, Method::POST, "/v1/pins/batch/update", Some(&json!({"pins": [{"id": owned, "pin_config": {"text": "{{nope}}"}}]}))).await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        for block in [json!({"block_type": "markdown", "config": {"text": "{{secret.x}}"}}),
+                      json!({"block_type": "conditional", "config": {"if": {"var": "secret.x", "op": "exists"}, "then": []}})] {
+            call(&app, &pins, Method::POST, &format!("/v1/pins/{owned}/blocks"), Some(&block)).await
+                .expect_error(403, "SCOPE_REQUIRED", None);
+        }
+        let listed = app.get("/v1/pins?limit=200").await.expect(200);
+        assert_eq!(listed.data().as_array().unwrap().len(), 1, "nothing written");
+        assert_eq!(plain(&app, &owned).await["version"], json!(1));
+
+        // Reading rendered: refused; the stored record (braces and all) stays readable.
+        for path in [format!("/v1/pins/{owned}?render=true"), "/v1/pins?render=true".into(),
+                     format!("/v1/pins/{owned}/blocks?render=true")] {
+            call(&app, &pins, Method::GET, &path, None).await.expect_error(403, "SCOPE_REQUIRED", None);
+        }
+        call(&app, &pins, Method::POST, "/v1/pins/batch/get?render=true", Some(&json!({"pin_ids": [owned]}))).await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+        let stored = call(&app, &pins, Method::GET, &format!("/v1/pins/{owned}"), None).await.expect(200);
+        assert_eq!(stored.data()["pin_config"]["text"], json!("Value: {{secret.x}}"));
+
+        // A write without a template needs no more than before; with datasets:read, both pass.
+        call(&app, &pins, Method::POST, "/v1/pins", Some(&markdown_pin("plain {not a template}"))).await.expect(200);
+        call(&app, &both, Method::POST, "/v1/pins", Some(&leak)).await.expect(200);
+        let read = call(&app, &both, Method::GET, &format!("/v1/pins/{owned}?render=true"), None).await.expect(200);
+        assert_eq!(read.data()["pin_config"]["text"], json!("Value: s3cr3t"));
+    }
 }
