@@ -141,15 +141,7 @@ async fn open_share_stream(
         format!("address:{address}"),
         hub.settings().max_share_streams_per_address,
     )?;
-    // The header (a browser's own reconnect) before the query (the page script's first
-    // connection, from the event id its page was drawn at).
-    let resume = request
-        .headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| query_value(request, "last_event_id"))
-        .map_or(Resume::Live, Resume::After);
+    let resume = Resume::requested_in(&request.headers, request.uri.query());
     Ok(Some(hub.share_stream(&ws, id, resume, admission).await?))
 }
 

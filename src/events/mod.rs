@@ -9,6 +9,7 @@
 //! falls a whole buffer behind is ended and resumes with `Last-Event-ID`.
 
 mod feed;
+mod resume;
 mod stream;
 
 use std::{

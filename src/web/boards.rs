@@ -135,13 +135,14 @@ pub(super) async fn fragment(
 pub(super) async fn events(
     State(state): State<AppState>,
     MaybeSignedIn(who): MaybeSignedIn,
+    OriginalUri(uri): OriginalUri,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
     let Some(who) = who else {
         return not_found();
     };
-    match open_events(&state, who, &id, &headers).await {
+    match open_events(&state, who, &id, &headers, &uri).await {
         Ok(Some(body)) => EventStream::new(while_allowed(state, headers, id, body)).into_response(),
         Ok(None) => not_found(),
         Err(e) => e.into_response(),
@@ -194,6 +195,7 @@ async fn open_events(
     who: SignedIn,
     id: &str,
     headers: &HeaderMap,
+    uri: &axum::http::Uri,
 ) -> Result<Option<axum::body::Body>> {
     let Some(me) = readable(state, who.principal, id).await? else {
         return Ok(None);
@@ -206,11 +208,7 @@ async fn open_events(
     {
         return Ok(None);
     }
-    let resume = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .map_or(Resume::Live, Resume::After);
+    let resume = Resume::requested_in(headers, uri.query());
     let hub = &state.events;
     let admission = hub.admit(
         format!("credential:{}", me.subject.id()),
