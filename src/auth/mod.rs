@@ -10,6 +10,7 @@ pub mod key_admin;
 mod keys;
 mod oidc;
 pub mod roles;
+pub mod sessions;
 mod users;
 
 pub use board_access::{on_board, BoardAuth};

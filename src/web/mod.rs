@@ -14,8 +14,9 @@ use axum::{
     Router,
 };
 
+pub(crate) use crate::auth::sessions::SignedIn;
+pub(crate) use session::session_principal;
 pub use session::{safe_next, SESSION_COOKIE};
-pub(crate) use session::{session_principal, SignedIn};
 
 use crate::{app::AppState, render::Page};
 
