@@ -58,13 +58,7 @@ async fn events(
         _ => None,
     };
     let principal = authorize(&state, principal, Access::board(Scope::PinsRead), board).await?;
-    let last_id = last_id.or_else(|| {
-        headers
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    });
-    let resume = last_id.map_or(Resume::Live, Resume::After);
+    let resume = Resume::requested(&headers, last_id);
     let hub = &state.events;
     let admission = hub.admit(
         format!("credential:{}", principal.subject.id()),

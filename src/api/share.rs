@@ -12,7 +12,7 @@ use aide::{
 };
 use axum::{
     extract::{rejection::PathRejection, Path, State},
-    http::{header, request::Parts, HeaderName, HeaderValue, StatusCode},
+    http::{header, request::Parts, StatusCode, Uri},
     response::{IntoResponse, Response},
 };
 
@@ -23,16 +23,15 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{Auth, BoardAuth, PinsShare, Principal},
+    auth::{Auth, BoardAuth, PinsShare},
     error::{Error, Result},
     events::Resume,
     limits::{client_address, count_share_request, guarded_authenticate},
     pinboards::{
         sharing::{self, ShareBody, ShareRecord},
-        signed_in,
+        view::{self, Door, Followed, PageView, Shown, Viewer},
     },
-    pins::rendered,
-    render::{self, Page, View},
+    render::{self, Page},
 };
 
 /// The value of `name` in the request's query string, if present.
@@ -130,7 +129,9 @@ async fn open_share_stream(
     request: &Parts,
     id: &str,
 ) -> Result<Option<axum::body::Body>> {
-    let Some(ws) = state.store.shared_workspace(id).await? else {
+    let Some(Followed::Shared { workspace_id }) =
+        view::follow(state, Door::Share, id, Viewer::Public).await?
+    else {
         return Ok(None);
     };
     let guard = &state.settings.rate_limits.auth_failures.client_ip_header;
@@ -141,16 +142,11 @@ async fn open_share_stream(
         format!("address:{address}"),
         hub.settings().max_share_streams_per_address,
     )?;
-    // The header (a browser's own reconnect) before the query (the page script's first
-    // connection, from the event id its page was drawn at).
-    let resume = request
-        .headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| query_value(request, "last_event_id"))
-        .map_or(Resume::Live, Resume::After);
-    Ok(Some(hub.share_stream(&ws, id, resume, admission).await?))
+    let resume = Resume::requested_in(&request.headers, request.uri.query());
+    Ok(Some(
+        hub.share_stream(&workspace_id, id, resume, admission)
+            .await?,
+    ))
 }
 
 /// A share stream, the 404 page, or the error envelope (429 past the address's limit).
@@ -217,168 +213,80 @@ async fn put_board(
     Envelope::of(&sharing::put_board(&state, &auth.principal, &id, body).await?)
 }
 
-/// What `/share/{id}` shows: a public pin, a public board, or the 404 page, chosen by the
-/// id's prefix (`p-` pins, `pb-` boards). The store admits only what anyone may see; a page
-/// shared for signed-in visitors only is shown to a bearer credential that may read it.
-async fn lookup(state: &AppState, request: &Parts, id: &str) -> Result<Page> {
-    let mut view = View {
-        kiosk: query_value(request, "kiosk").is_some_and(|v| v == "1" || v == "true"),
-        live: None,
-    };
-    // The newest event id before the state is read: the page's script follows the stream
-    // from there, so a change committed while the page renders is not missed.
-    let since = || async { Ok::<_, Error>(state.store.event_bounds().await?.1) };
-    let page = if id.contains('\0') {
-        None
-    } else if id.starts_with("pb-") {
-        let newest = since().await?;
-        let board = match state.store.shared_board(id).await? {
-            Some(found) => {
-                // Public: live. (A sign-in-only page has no public stream to follow.)
-                view.live = Some((id.to_owned(), newest));
-                Some(found)
-            }
-            None => match visitor(state, request).await {
-                Some(who) => signed_in::board(state, who, id).await?,
-                None => None,
-            },
-        };
-        match board {
-            Some((board, mut placed)) => {
-                let pins = placed.iter().map(|p| p.pin.clone()).collect();
-                let mut blocks = std::collections::HashMap::new();
-                for resolved in rendered::for_page(state, id, pins).await? {
-                    blocks.insert(resolved.pin.id.clone(), resolved.blocks_html());
-                    if let Some(slot) = placed.iter_mut().find(|p| p.pin.id == resolved.pin.id) {
-                        slot.pin = resolved.pin;
-                    }
-                }
-                Some(render::board_page(&board, &placed, &blocks, &view))
-            }
-            None => None,
-        }
-    } else if id.starts_with("p-") {
-        let newest = since().await?;
-        let pin = match state.store.shared_pin(id).await? {
-            Some(found) => {
-                view.live = Some((id.to_owned(), newest));
-                Some(found)
-            }
-            None => match visitor(state, request).await {
-                Some(who) => signed_in::pin(state, &who, id).await?,
-                None => None,
-            },
-        };
-        match pin {
-            Some(pin) => {
-                let resolved = rendered::for_page(state, id, vec![pin]).await?;
-                resolved
-                    .first()
-                    .map(|r| render::pin_page(&r.pin, &r.blocks_html(), &view))
-            }
-            None => None,
-        }
-    } else {
-        None
-    };
-    Ok(page.unwrap_or_else(render::not_found_page))
-}
-
-/// The visitor's credential, when one is sent and valid, else their web session's user; a
-/// page never says why not. Behind the brute-force guard, like the API: a page is no oracle
-/// for guessing credentials.
-async fn visitor(state: &AppState, request: &Parts) -> Option<Principal> {
+/// The visitor of a share page as `pinboards::view` asks for them, only when the item is
+/// not shared with anyone: their credential when one is sent (refused when not valid: a page
+/// never says why not), else their web session's user. Behind the brute-force guard, like
+/// the API: a page is no oracle for guessing credentials.
+async fn visitor(state: &AppState, request: &Parts) -> Result<Viewer> {
     if !request.headers.contains_key(header::AUTHORIZATION) {
-        let session = crate::web::session_principal(state, &request.headers).await;
-        return session.ok().flatten().map(|who| who.principal);
+        let session = crate::web::session_principal(state, &request.headers).await?;
+        return Ok(session.map_or(Viewer::Public, |who| Viewer::SignedIn(who.principal)));
     }
-    guarded_authenticate(state, &request.headers, &request.extensions)
-        .await
-        .ok()
+    Ok(
+        match guarded_authenticate(state, &request.headers, &request.extensions).await {
+            Ok(principal) => Viewer::SignedIn(principal),
+            Err(_) => Viewer::Refused,
+        },
+    )
 }
 
+/// `GET /share/{id}`: what the view shows the visitor (a public pin or board, or one shared
+/// for signed-in visitors who may read it), the 404 page, or, for a sign-in-only item and a
+/// visitor not signed in (web sign-in on), `/login?next=<this page>`.
 async fn page(
     State(state): State<AppState>,
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> ShareAnswer {
-    let answer = shown(&state, id, &request).await;
-    match (&answer.0, path_id(&request)) {
-        (Ok(page), Some(id)) if !page.found => match to_sign_in(&state, &request, id).await {
-            Ok(Some(login)) => ShareAnswer::SignIn(login),
-            Ok(None) => ShareAnswer::Page(answer),
-            Err(e) => ShareAnswer::Page(SharePage(Err(e))),
-        },
-        _ => ShareAnswer::Page(answer),
+    match shown(&state, id, &request).await {
+        Ok(Shown::SignIn) => ShareAnswer::SignIn(request.uri),
+        answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request)))),
     }
 }
 
+/// What the share page of the request shows its visitor, counted against the address's
+/// share limit.
 async fn shown(
     state: &AppState,
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: &Parts,
-) -> SharePage {
-    if let Err(limited) = count_share_request(state, &request.headers, &request.extensions) {
-        return SharePage(Err(limited));
-    }
-    SharePage(match id {
-        Ok(Path(SharePath { id })) => lookup(state, request, &id).await,
-        Err(_) => Ok(render::not_found_page()),
-    })
-}
-
-/// The `{id}` of `/share/{id}`.
-fn path_id(request: &Parts) -> Option<&str> {
-    request.uri.path().strip_prefix("/share/")
-}
-
-/// For a visitor without credential or session, sign-in first when the item is shared for
-/// signed-in visitors and web sign-in is on: `/login?next=<this page>`.
-async fn to_sign_in(state: &AppState, request: &Parts, id: &str) -> Result<Option<String>> {
-    if state.oidc.is_none()
-        || request.headers.contains_key(header::AUTHORIZATION)
-        || crate::web::session_principal(state, &request.headers)
-            .await?
-            .is_some()
-    {
-        return Ok(None);
-    }
-    let Some(ws) = state.store.workspace_of(id).await? else {
-        return Ok(None);
+) -> Result<Shown<(String, PageView)>> {
+    count_share_request(state, &request.headers, &request.extensions)?;
+    let Ok(Path(SharePath { id })) = id else {
+        return Ok(Shown::NotFound);
     };
-    let sign_in_only = if id.starts_with("pb-") {
-        state
-            .store
-            .get_pinboard(&ws, id)
-            .await?
-            .is_some_and(|b| b.sharing.is_public && b.sharing.require_sign_in)
-    } else {
-        state
-            .store
-            .get_pins(&ws, &[id.to_owned()])
-            .await?
-            .first()
-            .is_some_and(|p| p.is_public && p.require_sign_in)
-    };
-    if !sign_in_only {
-        return Ok(None);
-    }
-    let here = request.uri.path_and_query().map_or("/", |p| p.as_str());
-    let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
-    Ok(Some(format!("/login?next={next}")))
+    Ok(
+        match view::page(state, Door::Share, &id, visitor(state, request)).await? {
+            Shown::Found(view) => Shown::Found((id, view)),
+            Shown::NotFound => Shown::NotFound,
+            Shown::SignIn => Shown::SignIn,
+        },
+    )
 }
 
-/// A share page, or (for a sign-in-only item and a visitor not signed in) the way to sign in.
+/// The page of what is shown (kiosk with `?kiosk=1` or `true`), else the 404 page.
+fn draw(shown: Shown<(String, PageView)>, request: &Parts) -> Page {
+    match shown {
+        Shown::Found((id, view)) => {
+            let kiosk = query_value(request, "kiosk").is_some_and(|v| v == "1" || v == "true");
+            render::view_page(&view, &id, kiosk)
+        }
+        Shown::NotFound | Shown::SignIn => render::not_found_page(),
+    }
+}
+
+/// A share page, or (for a sign-in-only item and a visitor not signed in) the way to sign in
+/// and back to this page.
 enum ShareAnswer {
     Page(SharePage),
-    SignIn(String),
+    SignIn(Uri),
 }
 
 impl IntoResponse for ShareAnswer {
     fn into_response(self) -> Response {
         match self {
             ShareAnswer::Page(page) => page.into_response(),
-            ShareAnswer::SignIn(location) => crate::web::see_other(&location),
+            ShareAnswer::SignIn(here) => crate::web::to_login(&here),
         }
     }
 }
@@ -410,11 +318,11 @@ async fn fragment(
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> SharePage {
-    let mut answer = shown(&state, id, &request).await;
-    if let Ok(page) = &mut answer.0 {
+    SharePage(shown(&state, id, &request).await.map(|shown| {
+        let mut page = draw(shown, &request);
         page.html = std::mem::take(&mut page.fragment);
-    }
-    answer
+        page
+    }))
 }
 
 /// `GET /assets/live-<hash>.js`: the page script, embedded at build time; any other name is
@@ -441,33 +349,10 @@ struct SharePage(Result<Page>);
 
 impl IntoResponse for SharePage {
     fn into_response(self) -> Response {
-        let page = match self.0 {
-            Ok(page) => page,
-            Err(e) => return e.into_response(),
-        };
-        let status = if page.found {
-            StatusCode::OK
-        } else {
-            StatusCode::NOT_FOUND
-        };
-        // Never a page without its policy.
-        let Ok(csp) = HeaderValue::from_str(&page.csp) else {
-            return Error::internal("share page policy is not a header value").into_response();
-        };
-        let mut response = (status, page.html).into_response();
-        let headers = response.headers_mut();
-        let fixed = [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::REFERRER_POLICY, "no-referrer"),
-            (header::CACHE_CONTROL, "no-store"),
-            (HeaderName::from_static("x-robots-tag"), "noindex"),
-        ];
-        for (name, value) in fixed {
-            headers.insert(name, HeaderValue::from_static(value));
+        match self.0 {
+            Ok(page) => crate::web::html(page, StatusCode::NOT_FOUND),
+            Err(e) => e.into_response(),
         }
-        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
-        response
     }
 }
 

@@ -83,7 +83,7 @@ pub fn also_needs(principal: &Principal, scope: Scope) -> Result<(), Error> {
 /// The principal as it acts on board `board_id`: a user with a role on that board acts in
 /// the board's workspace with that role's scopes (added to their own role's when it is
 /// their workspace); anyone else unchanged.
-pub(crate) async fn on_board(
+async fn on_board(
     state: &AppState,
     mut principal: Principal,
     board_id: &str,

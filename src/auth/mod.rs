@@ -11,10 +11,10 @@ pub mod key_admin;
 mod keys;
 mod oidc;
 pub mod roles;
+pub mod sessions;
 mod users;
 
 pub use access::{also_needs, authorize, Access};
-pub(crate) use access::on_board;
 pub use board_access::BoardAuth;
 pub(crate) use extract::authenticate;
 pub use extract::{

@@ -11,6 +11,7 @@
 mod feed;
 mod frame;
 mod kind;
+mod resume;
 mod stream;
 
 use std::{

@@ -1,13 +1,13 @@
 //! Pinboards: request bodies parsed into checked values, and the record shape reads return.
 //! [`ops`] holds the board and placement operations, [`sharing`] the share settings of pins
 //! and boards, [`grid`] the rules of the 12-column grid, [`collaborators`] the users given a
-//! role on one board, [`signed_in`] what share pages show signed-in visitors.
+//! role on one board, [`view`] what pages show each viewer.
 
 pub mod collaborators;
 pub mod grid;
 pub mod ops;
 pub mod sharing;
-pub mod signed_in;
+pub mod view;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

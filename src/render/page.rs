@@ -10,6 +10,7 @@ use super::{esc, pin_body};
 use crate::{
     clock,
     pin_types::PinType,
+    pinboards::view::{Content, PageView},
     store::{Pin, Pinboard, PlacedPin},
 };
 
@@ -22,6 +23,9 @@ pub struct Page {
     /// in on a change.
     pub fragment: String,
     pub csp: String,
+    /// The page's referrer policy: `no-referrer`, but `same-origin` on a signed-in user's
+    /// pages (see [`with_account`]).
+    pub referrer: &'static str,
 }
 
 const CSS: &str = "\
@@ -121,6 +125,7 @@ fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) ->
         found,
         html,
         fragment: body,
+        referrer: "no-referrer",
         csp: format!(
             "default-src 'none'; {policy}style-src 'sha256-{hash}'; img-src https: http: data:; \
              base-uri 'none'; form-action 'none'"
@@ -150,6 +155,19 @@ fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str) -> String {
         esc(&pin.id),
         pin_body(&pin.pin_type, &pin.pin_config)
     )
+}
+
+/// The page of a board or pin as [`crate::pinboards::view`] shows it, `?kiosk=1` or not,
+/// following item `id` live from the view's `since` when it has one.
+pub fn view_page(view: &PageView, id: &str, kiosk: bool) -> Page {
+    let how = View {
+        kiosk,
+        live: view.since.map(|since| (id.to_owned(), since)),
+    };
+    match &view.content {
+        Content::Board(b) => board_page(&b.board, &b.placed, &b.blocks, &how),
+        Content::Pin(p) => pin_page(&p.pin, &p.blocks, &how),
+    }
 }
 
 /// The page of one public pin, with its templates resolved and `blocks` (the HTML of its
@@ -268,6 +286,7 @@ pub fn with_account(mut page: Page, name: &str) -> Page {
     );
     page.fragment = body;
     page.csp = page.csp.replace("form-action 'none'", "form-action 'self'");
+    page.referrer = "same-origin";
     page
 }
 

@@ -1,45 +1,35 @@
 //! `GET /boards` and `GET /boards/{id}`: a signed-in user's boards (their workspace's and
 //! those shared with them as a collaborator) and each board's page, drawn as a share page
 //! is, with the user's access (kiosk included), live through `/boards/{id}/events` and
-//! `/boards/{id}/fragment` (what the page script follows). Without a session the pages go
-//! to `/login?next=...`; the script's routes are the 404 page.
+//! `/boards/{id}/fragment` (what the page script follows). What each shows is
+//! `pinboards::view`'s answer; without a session the pages go to `/login?next=...`, the
+//! script's routes are the 404 page.
 
-use std::{
-    collections::{HashMap, HashSet},
-    time::Duration,
-};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 
 use axum::{
     extract::{OriginalUri, Path, State},
-    http::{HeaderMap, StatusCode},
+    http::{HeaderMap, StatusCode, Uri},
     response::{IntoResponse, Response},
 };
 
-use super::{html, not_found, see_other, session::MaybeSignedIn, SignedIn};
+use super::{html, not_found, session::MaybeSignedIn, to_login};
 use crate::{
     api::events::EventStream,
     app::AppState,
-    auth::{on_board, Principal, Scope, Subject},
+    auth::sessions::SignedIn,
     error::Result,
     events::{Filter, Resume},
-    pins::rendered,
-    render::{self, View},
-    store::BoardQuery,
+    pinboards::view::{self, Door, Followed, PageView, Shown, Viewer},
+    render,
 };
 
-/// Most boards listed (each source).
-const LISTED: i64 = 500;
-
-/// To sign-in and back to `uri`, or the 404 page while sign-in is off.
-fn to_login(state: &AppState, uri: &axum::http::Uri) -> Response {
-    if state.oidc.is_none() {
-        return not_found();
-    }
-    let here = uri.path_and_query().map_or("/boards", |p| p.as_str());
-    let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
-    see_other(&format!("/login?next={next}"))
+fn viewer(who: Option<&SignedIn>) -> Viewer {
+    who.map_or(Viewer::Public, |who| {
+        Viewer::SignedIn(who.principal.clone())
+    })
 }
 
 pub(super) async fn list(
@@ -47,42 +37,15 @@ pub(super) async fn list(
     MaybeSignedIn(who): MaybeSignedIn,
     OriginalUri(uri): OriginalUri,
 ) -> Response {
-    let Some(who) = who else {
-        return to_login(&state, &uri);
-    };
-    match readable_boards(&state, &who).await {
-        Ok(boards) => html(render::boards_page(&who.name, &boards), StatusCode::OK),
+    match view::boards(&state, &viewer(who.as_ref())).await {
+        Ok(Shown::Found(boards)) => {
+            let name = who.map(|who| who.name).unwrap_or_default();
+            html(render::boards_page(&name, &boards), StatusCode::OK)
+        }
+        Ok(Shown::SignIn) => to_login(&uri),
+        Ok(Shown::NotFound) => not_found(),
         Err(e) => e.into_response(),
     }
-}
-
-/// The workspace's boards (when the role reads boards) and the collaborator boards, most
-/// recently changed first.
-async fn readable_boards(state: &AppState, who: &SignedIn) -> Result<Vec<crate::store::Pinboard>> {
-    let me = &who.principal;
-    let mut boards = Vec::new();
-    if me.scopes.allows(Scope::PinboardsRead) {
-        let query = BoardQuery {
-            limit: LISTED,
-            before_seq: None,
-        };
-        let own = state.store.list_pinboards(&me.workspace_id, &query).await?;
-        boards.extend(own.into_iter().map(|(_, board)| board));
-    }
-    if let Subject::User(user_id) = &me.subject {
-        let mut seen: HashSet<String> = boards.iter().map(|b| b.id.clone()).collect();
-        for board in state.store.collaborator_boards(user_id, LISTED).await? {
-            if seen.insert(board.id.clone()) {
-                boards.push(board);
-            }
-        }
-    }
-    boards.sort_by(|a, b| {
-        b.updated_at
-            .cmp(&a.updated_at)
-            .then_with(|| a.id.cmp(&b.id))
-    });
-    Ok(boards)
 }
 
 pub(super) async fn board(
@@ -91,9 +54,6 @@ pub(super) async fn board(
     OriginalUri(uri): OriginalUri,
     Path(id): Path<String>,
 ) -> Response {
-    let Some(who) = who else {
-        return to_login(&state, &uri);
-    };
     let kiosk = uri
         .query()
         .map(|q| {
@@ -101,9 +61,10 @@ pub(super) async fn board(
                 .any(|(k, v)| k == "kiosk" && (v == "1" || v == "true"))
         })
         .unwrap_or(false);
-    match board_page(&state, who, &id, kiosk).await {
-        Ok(Some(page)) => html(page, StatusCode::OK),
-        Ok(None) => not_found(),
+    match view::page(&state, Door::Board, &id, viewer(who.as_ref())).await {
+        Ok(Shown::Found(shown)) => html(board_page(&shown, &id, who, kiosk), StatusCode::OK),
+        Ok(Shown::SignIn) => to_login(&uri),
+        Ok(Shown::NotFound) => not_found(),
         Err(e) => e.into_response(),
     }
 }
@@ -115,18 +76,23 @@ pub(super) async fn fragment(
     MaybeSignedIn(who): MaybeSignedIn,
     Path(id): Path<String>,
 ) -> Response {
-    let found = match who {
-        Some(who) => board_page(&state, who, &id, false).await,
-        None => Ok(None),
+    let mut page = match view::page(&state, Door::Board, &id, viewer(who.as_ref())).await {
+        Ok(Shown::Found(shown)) => board_page(&shown, &id, who, false),
+        Ok(Shown::SignIn | Shown::NotFound) => render::not_found_page(),
+        Err(e) => return e.into_response(),
     };
-    match found {
-        Ok(page) => {
-            let mut page = page.unwrap_or_else(render::not_found_page);
-            page.html = std::mem::take(&mut page.fragment);
-            html(page, StatusCode::NOT_FOUND)
-        }
-        Err(e) => e.into_response(),
-    }
+    page.html = std::mem::take(&mut page.fragment);
+    html(page, StatusCode::NOT_FOUND)
+}
+
+/// The board's page for its reader: following `/boards/{id}`, with their account bar.
+fn board_page(shown: &PageView, id: &str, who: Option<SignedIn>, kiosk: bool) -> render::Page {
+    let page = render::following(
+        render::view_page(shown, id, kiosk),
+        &format!("/boards/{id}"),
+    );
+    let name = who.map(|who| who.name).unwrap_or_default();
+    render::with_account(page, &name)
 }
 
 /// `GET /boards/{id}/events`: the board's events (its changes and those of its pins) for a
@@ -135,13 +101,11 @@ pub(super) async fn fragment(
 pub(super) async fn events(
     State(state): State<AppState>,
     MaybeSignedIn(who): MaybeSignedIn,
+    OriginalUri(uri): OriginalUri,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(who) = who else {
-        return not_found();
-    };
-    match open_events(&state, who, &id, &headers).await {
+    match open_events(&state, viewer(who.as_ref()), &id, &headers, &uri).await {
         Ok(Some(body)) => EventStream::new(while_allowed(state, headers, id, body)).into_response(),
         Ok(None) => not_found(),
         Err(e) => e.into_response(),
@@ -184,33 +148,22 @@ fn while_allowed(
 
 async fn still_allowed(state: &AppState, headers: &HeaderMap, id: &str) -> bool {
     match super::session_principal(state, headers).await {
-        Ok(Some(who)) => matches!(readable(state, who.principal, id).await, Ok(Some(_))),
+        Ok(Some(who)) => matches!(view::still_reads(state, who.principal, id).await, Ok(true)),
         _ => false,
     }
 }
 
 async fn open_events(
     state: &AppState,
-    who: SignedIn,
+    viewer: Viewer,
     id: &str,
     headers: &HeaderMap,
+    uri: &Uri,
 ) -> Result<Option<axum::body::Body>> {
-    let Some(me) = readable(state, who.principal, id).await? else {
+    let Some(Followed::Read(me)) = view::follow(state, Door::Board, id, viewer).await? else {
         return Ok(None);
     };
-    if state
-        .store
-        .get_pinboard(&me.workspace_id, id)
-        .await?
-        .is_none()
-    {
-        return Ok(None);
-    }
-    let resume = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .map_or(Resume::Live, Resume::After);
+    let resume = Resume::requested_in(headers, uri.query());
     let hub = &state.events;
     let admission = hub.admit(
         format!("credential:{}", me.subject.id()),
@@ -225,47 +178,4 @@ async fn open_events(
         hub.stream(&me.workspace_id, filter, resume, admission)
             .await?,
     ))
-}
-
-/// The user as they act on board `id`, when they may read it.
-async fn readable(state: &AppState, who: Principal, id: &str) -> Result<Option<Principal>> {
-    if !id.starts_with("pb-") || id.contains('\0') {
-        return Ok(None);
-    }
-    let me = on_board(state, who, id).await?;
-    Ok(me.scopes.allows(Scope::PinboardsRead).then_some(me))
-}
-
-/// The board's page when `who` may read it (their role, or a collaborator role on it).
-async fn board_page(
-    state: &AppState,
-    who: SignedIn,
-    id: &str,
-    kiosk: bool,
-) -> Result<Option<render::Page>> {
-    let Some(me) = readable(state, who.principal, id).await? else {
-        return Ok(None);
-    };
-    // The newest event id before the state is read: the page's script follows the stream
-    // from there, so a change committed while the page renders is not missed.
-    let since = state.store.event_bounds().await?.1;
-    let Some(board) = state.store.get_pinboard(&me.workspace_id, id).await? else {
-        return Ok(None);
-    };
-    let mut placed = state.store.placed_pins(&me.workspace_id, id).await?;
-    let pins = placed.iter().map(|p| p.pin.clone()).collect();
-    let mut blocks = HashMap::new();
-    for resolved in rendered::for_page(state, id, pins).await? {
-        blocks.insert(resolved.pin.id.clone(), resolved.blocks_html());
-        if let Some(slot) = placed.iter_mut().find(|p| p.pin.id == resolved.pin.id) {
-            slot.pin = resolved.pin;
-        }
-    }
-    let view = View {
-        kiosk,
-        live: Some((id.to_owned(), since)),
-    };
-    let page = render::board_page(&board, &placed, &blocks, &view);
-    let page = render::following(page, &format!("/boards/{id}"));
-    Ok(Some(render::with_account(page, &who.name)))
 }

@@ -18,7 +18,10 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{sign_in, Pending, DEFAULT_WORKSPACE},
+    auth::{
+        sessions::{self, SessionId},
+        sign_in, Pending, DEFAULT_WORKSPACE,
+    },
     error::Error,
     render,
 };
@@ -76,7 +79,7 @@ pub(super) async fn callback(
             &set_cookie(
                 &state,
                 session::SESSION_COOKIE,
-                &session_id,
+                session_id.as_str(),
                 "/",
                 ttl_ms / 1000,
             ),
@@ -90,7 +93,7 @@ async fn finish(
     state: &AppState,
     query: &CallbackQuery,
     headers: &HeaderMap,
-) -> Result<(String, String, i64), Error> {
+) -> Result<(SessionId, String, i64), Error> {
     let (Some(oidc), Some(jwt)) = (&state.oidc, &state.jwt) else {
         return Err(Error::NotFound {
             what: "route",
@@ -118,7 +121,7 @@ async fn finish(
         .unwrap_or_else(|| DEFAULT_WORKSPACE.to_owned());
     sign_in(state, identity).await?;
     let ttl_ms = oidc.session_ms();
-    let id = session::create(state, &subject, &workspace, ttl_ms).await?;
+    let id = sessions::create(state, &subject, &workspace, ttl_ms).await?;
     Ok((id, super::safe_next(Some(&pending.next)), ttl_ms))
 }
 

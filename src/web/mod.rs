@@ -8,14 +8,14 @@ mod login;
 mod session;
 
 use axum::{
-    http::{header, HeaderValue, StatusCode},
+    http::{header, HeaderName, HeaderValue, StatusCode, Uri},
     response::{IntoResponse, Response},
     routing::{get, post},
     Router,
 };
 
+pub(crate) use session::session_principal;
 pub use session::{safe_next, SESSION_COOKIE};
-pub(crate) use session::{session_principal, SignedIn};
 
 use crate::{app::AppState, render::Page};
 
@@ -65,8 +65,11 @@ async fn home(
     html(crate::render::signed_out_page(), StatusCode::OK)
 }
 
-/// An HTML page with the headers every page carries (its CSP among them), `status` when
-/// the page shows nothing.
+/// Every HTML page's response (share pages, signed-in pages, the 404 page, sign-in pages):
+/// `status` when the page shows nothing, and the one set of security headers. The page's
+/// own CSP and referrer policy (`same-origin` on pages with the sign-out form: under
+/// `no-referrer` a browser sends `Origin: null` with it); never cached or indexed; never in
+/// a frame (`X-Frame-Options: DENY`: clickjacking; embedding is for a page of its own).
 pub(crate) fn html(page: Page, status: StatusCode) -> Response {
     let Ok(csp) = HeaderValue::from_str(&page.csp) else {
         return crate::Error::internal("page policy is not a header value").into_response();
@@ -77,9 +80,9 @@ pub(crate) fn html(page: Page, status: StatusCode) -> Response {
     for (name, value) in [
         (header::CONTENT_TYPE, "text/html; charset=utf-8"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        // Not `no-referrer`: with it a browser sends `Origin: null` with the sign-out form.
-        (header::REFERRER_POLICY, "same-origin"),
+        (header::REFERRER_POLICY, page.referrer),
         (header::CACHE_CONTROL, "no-store"),
+        (HeaderName::from_static("x-robots-tag"), "noindex"),
         (header::X_FRAME_OPTIONS, "DENY"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
@@ -91,6 +94,13 @@ pub(crate) fn html(page: Page, status: StatusCode) -> Response {
 /// The 404 page: what a visitor sees for anything they may not read.
 pub(crate) fn not_found() -> Response {
     html(crate::render::not_found_page(), StatusCode::NOT_FOUND)
+}
+
+/// To sign-in, and back to `uri` (this page) after: `/login?next=<uri>`.
+pub(crate) fn to_login(uri: &Uri) -> Response {
+    let here = uri.path_and_query().map_or("/", |p| p.as_str());
+    let next: String = url::form_urlencoded::byte_serialize(here.as_bytes()).collect();
+    see_other(&format!("/login?next={next}"))
 }
 
 /// A `303 See Other` to `location` (a path or the provider's URL), never cached.

@@ -1,20 +1,15 @@
-//! Session cookies: a random id of 256 bits in an `HttpOnly`, `SameSite=Lax` cookie, only
-//! its SHA-256 in the store; a request's session becomes the [`Principal`] of its user, with
-//! the role their membership has now.
+//! The session cookie: a session's id (`auth::sessions`) in an `HttpOnly`, `SameSite=Lax`
+//! cookie; a request's cookie becomes the signed-in user of its session.
 
 use axum::{
     extract::FromRequestParts,
     http::{header, request::Parts, HeaderMap},
 };
-use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
-use rand::RngCore;
-use sha2::{Digest, Sha256};
 
 use crate::{
     app::AppState,
-    auth::{roles, Principal, Subject},
+    auth::sessions::{self, SignedIn},
     error::Result,
-    store::SessionRow,
 };
 
 pub const SESSION_COOKIE: &str = "corkboard_session";
@@ -47,89 +42,24 @@ pub(crate) fn set_cookie(
     format!("{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}")
 }
 
-fn hash(id: &str) -> String {
-    hex::encode(Sha256::digest(id.as_bytes()))
-}
-
-/// Starts a session for `subject` of workspace `workspace`: stores it and returns the
-/// cookie's value.
-pub(crate) async fn create(
-    state: &AppState,
-    subject: &str,
-    workspace: &str,
-    ttl_ms: i64,
-) -> Result<String> {
-    let mut bytes = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut bytes);
-    let id = URL_SAFE_NO_PAD.encode(bytes);
-    let now = crate::clock::now_ms();
-    state
-        .store
-        .insert_session(&SessionRow {
-            id_hash: hash(&id),
-            subject: subject.to_owned(),
-            workspace: workspace.to_owned(),
-            created_at: now,
-            expires_at: now.saturating_add(ttl_ms),
-        })
-        .await?;
-    Ok(id)
-}
-
 /// Ends the session of the request's cookie, if any.
 pub(crate) async fn end(state: &AppState, headers: &HeaderMap) -> Result<()> {
-    if let Some(id) = cookie(headers, SESSION_COOKIE) {
-        state.store.delete_session(&hash(id)).await?;
+    match cookie(headers, SESSION_COOKIE) {
+        Some(id) => sessions::end(state, id).await,
+        None => Ok(()),
     }
-    Ok(())
 }
 
-/// The signed-in user of the request: who they are now (their membership's current role),
-/// or `None` without a valid session (or when web sign-in is off).
+/// The signed-in user of the request's session cookie, or `None` without a valid session
+/// (or when web sign-in is off).
 pub(crate) async fn session_principal(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<Option<SignedIn>> {
-    if state.oidc.is_none() {
-        return Ok(None);
+    match cookie(headers, SESSION_COOKIE) {
+        Some(id) => sessions::signed_in(state, id).await,
+        None => Ok(None),
     }
-    let Some(id) = cookie(headers, SESSION_COOKIE) else {
-        return Ok(None);
-    };
-    let Some(session) = state
-        .store
-        .find_session(&hash(id), crate::clock::now_ms())
-        .await?
-    else {
-        return Ok(None);
-    };
-    let Some(member) = state
-        .store
-        .find_member(&session.subject, &session.workspace)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let scopes = roles::scopes_of(&state.store, &member.workspace_id, &member.role).await?;
-    Ok(Some(SignedIn {
-        name: member
-            .email
-            .clone()
-            .unwrap_or_else(|| session.subject.clone()),
-        principal: Principal {
-            workspace_id: member.workspace_id,
-            subject: Subject::User(member.user_id),
-            scopes,
-            tier: state.settings.default_tier,
-        },
-    }))
-}
-
-/// A signed-in user: what pages show of them and what they may do.
-pub(crate) struct SignedIn {
-    /// Their email, else their subject.
-    pub name: String,
-    pub principal: Principal,
 }
 
 /// The request's session, if any: pages decide what to do without one.

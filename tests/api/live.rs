@@ -332,6 +332,19 @@ both_stores! {
         }
     }
 
+    async fn the_last_event_id_header_comes_before_the_query(app) {
+        let mut stream = watch(&app, "").await;
+        for i in 0..3 {
+            new_pin(&app, &format!("p{i}")).await;
+        }
+        let seen = stream.events(3).await;
+        drop(stream);
+        let (query, header) = (seen[0].id.clone().unwrap(), seen[1].id.clone().unwrap());
+        let mut resumed = Stream::open(&app, &format!("/v1/events?last_event_id={query}"), &app.key, &[("Last-Event-ID", &header)]).await;
+        assert_eq!(resumed.status, 200);
+        assert_eq!(resumed.next_event().await.data["id"], seen[2].data["id"], "after the header's id");
+    }
+
     async fn an_unknown_last_event_id_starts_with_reset(app) {
         for last in ["nonsense", "999999999999"] {
             let mut stream = Stream::open(&app, "/v1/events", &app.key, &[("Last-Event-ID", last)]).await;

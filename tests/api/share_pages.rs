@@ -372,3 +372,15 @@ async fn share_pages_are_limited_per_client_address() {
         );
     }
 }
+
+both_stores! {
+    async fn share_pages_refuse_frames_like_every_page(app) {
+        let pin = make_public_pin(&app, &stat_cards("Framed")).await;
+        for path in [format!("/share/{pin}"), format!("/share/{pin}/fragment"), "/share/p-missing".to_owned()] {
+            let page = open(&app, &format!("{}{path}", app.base)).await;
+            assert_eq!(page.header("x-frame-options"), "DENY", "{path}");
+            assert_eq!(page.header("x-robots-tag"), "noindex", "{path}");
+            assert_eq!(page.header("cache-control"), "no-store", "{path}");
+        }
+    }
+}

@@ -312,8 +312,8 @@ both_stores! {
         }
     }
 
-    /// A template is a read of a dataset: rendering, or writing one, needs `datasets:read`
-    /// (CONTRACT.md 7); without it nothing tells which dataset names exist.
+    // A template is a read of a dataset: rendering, or writing one, needs `datasets:read`
+    // (CONTRACT.md 7); without it nothing tells which dataset names exist.
     async fn templates_need_datasets_read(app) {
         new_dataset(&app, "secret", "json", json!({"x": "s3cr3t"})).await;
         let owned = new_pin(&app, &markdown_pin("Value: {{secret.x}}")).await;

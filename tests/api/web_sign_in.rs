@@ -435,6 +435,27 @@ web_stores! {
         assert!(!seen.contains("secret_numbers") && !seen.contains("4242"), "no dataset data: {seen}");
     }
 
+    async fn a_board_stream_resumes_from_the_event_id_its_page_was_drawn_at(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Before"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("kim", "default", "/boards").await;
+        let page = web.get(&format!("/boards/{id}"), Some(&cookie)).await;
+        assert_eq!(page.headers()["x-frame-options"], "DENY");
+        assert_eq!(page.headers()["referrer-policy"], "same-origin");
+        let html = page.text().await.unwrap();
+        let since = html.split("data-since=\"").nth(1).and_then(|s| s.split('"').next()).expect("data-since").to_owned();
+        // A change committed after the page was drawn and before its script connects.
+        call(&web.app, &web.app.key, Method::PATCH, &format!("/v1/pinboards/{id}"), Some(&json!({"title": "After"}))).await;
+        let mut stream = web.get(&format!("/boards/{id}/events?last_event_id={since}"), Some(&cookie)).await;
+        assert_eq!(stream.status(), 200);
+        let mut seen = String::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !seen.contains("pinboard.updated") {
+            let chunk = tokio::time::timeout_at(deadline, stream.chunk()).await.expect("the missed event").unwrap().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
     async fn signing_out_ends_the_open_board_streams(web) {
         let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Wall"}))).await;
         let id = board.body["data"]["id"].as_str().unwrap().to_owned();
