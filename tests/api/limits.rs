@@ -330,9 +330,11 @@ mod proxied_guard {
         for _ in 0..5 {
             app.send(from("203.0.113.7", guess)).await.expect(401);
         }
-        app.send(from("203.0.113.7", &good))
+        app.send(from("203.0.113.7", guess))
             .await
             .expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        // A valid key from the blocked address still passes.
+        app.send(from("203.0.113.7", &good)).await.expect(200);
         // Another client behind the same proxy is not affected.
         app.send(from("198.51.100.2", &good)).await.expect(200);
         app.send(from("198.51.100.2", guess)).await.expect(401);
