@@ -4,7 +4,7 @@
 //! [`authorize`], given who is calling (an API key, an ID token's user, a web session's
 //! user), and act as the principal it answers.
 
-use super::{roles, Principal, Scope, Subject};
+use super::{roles, Principal, Reach, Scope, Subject};
 use crate::{app::AppState, Error};
 
 /// What an operation needs of its caller.
@@ -95,11 +95,12 @@ async fn on_board(
         return Ok(principal);
     };
     let scopes = roles::scopes_of(&state.store, &workspace_id, &role).await?;
-    principal.scopes = if workspace_id == principal.workspace_id {
-        principal.scopes.union(scopes)
+    if workspace_id == principal.workspace_id {
+        principal.scopes = principal.scopes.union(scopes);
     } else {
-        scopes
-    };
+        principal.scopes = scopes;
+        principal.reach = Reach::Board(board_id.to_owned());
+    }
     principal.workspace_id = workspace_id;
     Ok(principal)
 }

@@ -10,7 +10,7 @@ use axum::{
 
 use super::{
     access::{authorize, Access},
-    users, ApiKeySecret, Principal, Scope, Scopes, Subject, Tier,
+    users, ApiKeySecret, Principal, Reach, Scope, Scopes, Subject, Tier,
 };
 use crate::{app::AppState, Error};
 
@@ -137,5 +137,6 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
         subject: Subject::Key(row.id),
         scopes,
         tier,
+        reach: Reach::Workspace,
     })
 }

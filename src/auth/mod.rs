@@ -15,6 +15,7 @@ pub mod sessions;
 mod users;
 
 pub use access::{also_needs, authorize, Access};
+
 pub use board_access::BoardAuth;
 pub(crate) use extract::authenticate;
 pub use extract::{
@@ -224,6 +225,17 @@ pub struct Principal {
     pub subject: Subject,
     pub scopes: Scopes,
     pub tier: Tier,
+    pub reach: Reach,
+}
+
+/// What of its workspace a principal may reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// A member's key or user: the whole workspace, as its scopes allow.
+    Workspace,
+    /// A collaborator from another workspace, acting on this one board only: its placements,
+    /// and pins already on a board of the workspace where they may edit.
+    Board(String),
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use super::{roles, Principal, Subject};
+use super::{roles, Principal, Reach, Subject};
 use crate::{app::AppState, error::Result, store::SessionRow};
 
 /// A new session's id: the cookie's value, never stored or logged.
@@ -94,6 +94,7 @@ pub async fn signed_in(state: &AppState, id: &str) -> Result<Option<SignedIn>> {
             subject: Subject::User(member.user_id),
             scopes,
             tier: state.settings.default_tier,
+            reach: Reach::Workspace,
         },
     }))
 }

@@ -1,7 +1,7 @@
 //! Signed-in users: the identity of a valid ID token becomes a member of a workspace (made
 //! on first sight) whose role gives the scopes.
 
-use super::{keys::valid_workspace_name, roles, Identity, Principal, Subject};
+use super::{keys::valid_workspace_name, roles, Identity, Principal, Reach, Subject};
 use crate::{
     app::AppState,
     error::{Error, Result},
@@ -59,5 +59,6 @@ pub async fn sign_in(state: &AppState, identity: Identity) -> Result<Principal> 
         subject: Subject::User(member.user_id),
         scopes,
         tier: state.settings.default_tier,
+        reach: Reach::Workspace,
     })
 }

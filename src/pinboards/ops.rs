@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::Principal,
+    auth::{roles, Principal, Reach, Scope, Subject},
     clock,
     error::{Error, Result},
     store::{BoardQuery, Position},
@@ -124,7 +124,35 @@ pub struct PlacementRecord {
     pub position: Position,
 }
 
-/// `POST /pinboards/{id}/pins`: at the given position, or the first free slot.
+/// Whether a collaborator from another workspace may place `pin_id` on the board they act
+/// on: only a pin already on a board of that workspace where one of their roles may edit
+/// (they see nothing else of it). Anything else is the 404 of a pin they can't see.
+async fn guest_may_place(state: &AppState, who: &Principal, pin_id: &str) -> Result<()> {
+    let Subject::User(user_id) = &who.subject else {
+        return Err(pin_missing());
+    };
+    let ws = &who.workspace_id;
+    for role in state.store.grants_holding_pin(ws, pin_id, user_id).await? {
+        if roles::scopes_of(&state.store, ws, &role)
+            .await?
+            .allows(Scope::PinboardsWrite)
+        {
+            return Ok(());
+        }
+    }
+    Err(pin_missing())
+}
+
+fn pin_missing() -> Error {
+    Error::NotFound {
+        what: "pin",
+        index: None,
+    }
+}
+
+/// `POST /pinboards/{id}/pins`: at the given position, or the first free slot. A
+/// collaborator from another workspace places only pins already on a board of that
+/// workspace they may edit ([`guest_may_place`]).
 pub async fn place(
     state: &AppState,
     who: &Principal,
@@ -136,6 +164,9 @@ pub async fn place(
         Some(value) => Some(PositionInput::parse(value, "position")?),
     };
     let wanted = Wanted::new(input, "position")?;
+    if let Reach::Board(_) = who.reach {
+        guest_may_place(state, who, &body.pin_id).await?;
+    }
     let position = state
         .store
         .place_pin(

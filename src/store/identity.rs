@@ -97,6 +97,14 @@ pub(crate) trait IdentityStore {
     /// For a user's request on a board: the board's workspace and the user's role on it.
     /// The one lookup without a workspace, as the grant itself is what crosses workspaces.
     async fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
+    /// The user's collaborator roles on the boards of workspace `ws` where pin `pin_id` is
+    /// placed.
+    async fn grants_holding_pin(
+        &self,
+        ws: &str,
+        pin_id: &str,
+        user_id: &str,
+    ) -> Result<Vec<String>>;
 }
 
 fn already_collaborator() -> Error {
@@ -143,6 +151,11 @@ const REMOVE_COLLABORATOR: &str =
      AND pinboard_id IN (SELECT id FROM pinboards WHERE workspace_id = $1)";
 const BOARD_GRANT: &str = "SELECT p.workspace_id, c.role FROM collaborators c \
      JOIN pinboards p ON p.id = c.pinboard_id WHERE c.pinboard_id = $1 AND c.user_id = $2";
+
+const GRANTS_HOLDING_PIN: &str = "SELECT c.role FROM placements pl \
+     JOIN pinboards b ON b.id = pl.pinboard_id \
+     JOIN collaborators c ON c.pinboard_id = pl.pinboard_id \
+     WHERE b.workspace_id = $1 AND pl.pin_id = $2 AND c.user_id = $3";
 
 fn member_from_row(row: &impl Record) -> Result<Member> {
     Ok(Member {
@@ -347,5 +360,20 @@ impl<B: Backend> IdentityStore for B {
             .await?;
         row.map(|r| Ok((r.get("workspace_id")?, r.get("role")?)))
             .transpose()
+    }
+
+    async fn grants_holding_pin(
+        &self,
+        ws: &str,
+        pin_id: &str,
+        user_id: &str,
+    ) -> Result<Vec<String>> {
+        let rows = B::query(GRANTS_HOLDING_PIN)
+            .bind(ws)
+            .bind(pin_id)
+            .bind(user_id)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter().map(|r| Ok(r.get("role")?)).collect()
     }
 }

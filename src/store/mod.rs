@@ -199,6 +199,7 @@ impl Store {
         fn event_bounds(&self) -> Result<(i64, i64)>;
         fn prune_events(&self, before: i64) -> Result<u64>;
         fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
+        fn grants_holding_pin(&self, ws: &str, pin_id: &str, user_id: &str) -> Result<Vec<String>>;
         fn insert_dataset(&self, ws: &str, dataset: &Dataset) -> Result<()>;
         fn get_dataset(&self, ws: &str, id: &str) -> Result<Option<Dataset>>;
         fn list_datasets(&self, ws: &str, query: &DatasetQuery) -> Result<Vec<(i64, Dataset)>>;

@@ -82,6 +82,44 @@ idp_stores! {
         idp.app.delete(&member_path).await.expect_error(404, "NOT_FOUND", None);
     }
 
+    async fn a_collaborator_from_another_workspace_places_only_pins_of_boards_they_edit(idp) {
+        let on_board = idp.app.create_pin(&stat_cards("on the board")).await["id"].as_str().unwrap().to_owned();
+        let elsewhere = idp.app.create_pin(&stat_cards("on a board zed can't edit")).await["id"].as_str().unwrap().to_owned();
+        let secret = idp.app.create_pin(&stat_cards("secret, on no board")).await["id"].as_str().unwrap().to_owned();
+        let mut boards = Vec::new();
+        for title in ["edited", "target", "watched"] {
+            let board = idp.app.post("/v1/pinboards", &json!({"title": title})).await.expect(200);
+            boards.push(board.data()["id"].as_str().unwrap().to_owned());
+        }
+        let [edited, target, watched] = [&boards[0], &boards[1], &boards[2]];
+        for (board, pin) in [(edited, &on_board), (watched, &elsewhere)] {
+            idp.app.post(&format!("/v1/pinboards/{board}/pins"), &json!({"pin_id": pin})).await.expect(200);
+        }
+        let zed = member_of("acme", "zed", "viewer");
+        idp.call(&zed, Method::GET, "/v1/pins", None).await.expect(200);
+        for (board, role) in [(edited, "editor"), (target, "editor"), (watched, "viewer")] {
+            idp.app.post(&format!("/v1/pinboards/{board}/collaborators"), &json!({"user": "zed@example.test", "role": role}))
+                .await.expect(200);
+        }
+        let place = |pin: &str| json!({"pin_id": pin, "position": {"x": 0, "y": 0, "w": 3, "h": 2}});
+        // A pin on no board zed may edit, or on none at all: as if it did not exist.
+        for pin in [&secret, &elsewhere] {
+            idp.call(&zed, Method::POST, &format!("/v1/pinboards/{target}/pins"), Some(&place(pin))).await
+                .expect_error(404, "NOT_FOUND", None);
+        }
+        let target_path = format!("/v1/pinboards/{target}");
+        let read = idp.app.get(&target_path).await.expect(200);
+        assert_eq!(read.data()["pins"], json!([]), "nothing placed");
+        // A pin already on a board zed edits: placed, moved, resized and taken off.
+        idp.call(&zed, Method::POST, &format!("{target_path}/pins"), Some(&place(&on_board))).await.expect(200);
+        let moved = idp.call(&zed, Method::PUT, &format!("{target_path}/pins/{on_board}"),
+            Some(&json!({"position": {"x": 3, "w": 6}}))).await.expect(200);
+        assert_eq!(moved.data()["position"], json!({"x": 3, "y": 0, "w": 6, "h": 2}));
+        idp.call(&zed, Method::DELETE, &format!("{target_path}/pins/{on_board}"), None).await.expect(200);
+        // A member of the workspace still places any of its pins.
+        idp.app.post(&format!("{target_path}/pins"), &json!({"pin_id": secret})).await.expect(200);
+    }
+
     async fn adding_collaborators_is_checked(idp) {
         let board = idp.app.post("/v1/pinboards", &json!({"title": "b"})).await.expect(200);
         let path = format!("/v1/pinboards/{}/collaborators", board.data()["id"].as_str().unwrap());
