@@ -33,6 +33,7 @@ use crate::{
     events::Hub,
     limits::{AddressGuard, Limiter},
     metrics::Metrics,
+    pins::{records::RecordCache, rendered::RenderedCache},
     store::Store,
 };
 
@@ -60,9 +61,9 @@ pub struct AppState {
     pub(crate) oidc: Option<Arc<crate::auth::Oidc>>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
     /// Rendered pin records for the lists (see [`crate::pins::records`]).
-    pub records: Arc<crate::pins::records::RecordCache>,
+    pub records: Arc<RecordCache>,
     /// Rendered (`?render=true`) list records (see [`crate::pins::rendered`]).
-    pub rendered: Arc<crate::pins::rendered::RenderedCache>,
+    pub rendered: Arc<RenderedCache>,
     /// The live event streams of this replica.
     pub events: Arc<Hub>,
 }
@@ -81,6 +82,8 @@ impl AppState {
 
     pub fn new(store: Store, settings: Settings) -> Self {
         let events = Hub::new(store.clone(), settings.events.clone());
+        // The two record caches share `render.cache_bytes`.
+        let cache_bytes = settings.render.cache_bytes / 2;
         events.prune_in_background();
         AppState {
             events,
@@ -102,8 +105,8 @@ impl AppState {
             ready: Arc::new(AtomicBool::new(true)),
             metrics: Arc::default(),
             touched: Arc::default(),
-            records: Arc::default(),
-            rendered: Arc::default(),
+            records: Arc::new(RecordCache::new(cache_bytes)),
+            rendered: Arc::new(RenderedCache::new(cache_bytes)),
         }
     }
 

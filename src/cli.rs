@@ -114,6 +114,7 @@ fn init_tracing(format: LogFormat) {
 
 async fn serve(settings: Settings) -> Result<(), String> {
     raise_open_files_limit();
+    return_large_buffers();
     let listen = settings.listen;
     let state = AppState::connect(settings)
         .await
@@ -137,6 +138,24 @@ fn raise_open_files_limit() {
     match rlimit::Resource::NOFILE.set(hard, hard) {
         Ok(()) => tracing::info!(was = soft, now = hard, "open files limit raised"),
         Err(e) => tracing::warn!(soft, hard, error = %e, "open files limit left as it was"),
+    }
+}
+
+/// Allocations of 256 KiB and more (a large rendered page, its records) get pages of their
+/// own, given back to the system when freed. glibc's default raises this threshold as such
+/// buffers are freed, after which they come from per-thread heaps that keep their memory:
+/// measured with four clients listing rendered pages of 1 MiB values, the process grew to
+/// 277 MiB with the default and stayed at 149 MiB with this (`.ci/render-memory`).
+fn return_large_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        const LARGE: libc::c_int = 256 * 1024;
+        // SAFETY: `mallopt` only sets an allocator parameter; it touches no memory of ours
+        // and is safe to call at any time, from any thread.
+        let set = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE) };
+        if set != 1 {
+            tracing::warn!("the allocator's mmap threshold was left as it was");
+        }
     }
 }
 

@@ -31,6 +31,7 @@ pub struct Settings {
     pub auth: AuthSettings,
     pub events: crate::events::EventSettings,
     pub http: crate::connections::HttpSettings,
+    pub render: crate::pins::rendered::RenderSettings,
 }
 
 /// Credentials other than API keys.

@@ -237,6 +237,7 @@ impl io::Write for Counter {
 /// cover everything the reader receives together.
 pub struct Renderer<'a> {
     datasets: &'a Datasets,
+    budget: usize,
     remaining: usize,
     warnings: Vec<Warning>,
     /// Compact JSON lengths of non-string values already measured, by address (the
@@ -256,6 +257,7 @@ impl<'a> Renderer<'a> {
     pub fn with_budget(datasets: &'a Datasets, bytes: usize) -> Self {
         Renderer {
             datasets,
+            budget: bytes,
             remaining: bytes,
             warnings: Vec::new(),
             sizes: HashMap::new(),
@@ -329,6 +331,16 @@ impl<'a> Renderer<'a> {
     /// Conditional blocks test their `var` with it.
     pub fn lookup(&self, path: &str) -> Option<&'a Value> {
         self.resolve(&Path::parse(path)?).ok()
+    }
+
+    /// The bytes substitutions have added so far.
+    pub fn spent(&self) -> usize {
+        self.budget - self.remaining
+    }
+
+    /// Whether a value was left out for the budget (a `size_limit` warning).
+    pub fn ran_out(&self) -> bool {
+        self.warnings.iter().any(|w| w.reason == SIZE_LIMIT)
     }
 
     /// The warnings collected so far, in the order the variables were met.

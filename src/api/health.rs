@@ -69,8 +69,8 @@ pub struct Readiness {
     rate_limiter: &'static str,
 }
 
-async fn healthz() -> Envelope<One<Health>> {
-    Envelope::of(&Health { status: "ok" }).unwrap_or_else(|_| Envelope::new(Box::default()))
+async fn healthz() -> Result<Envelope<One<Health>>, crate::Error> {
+    Envelope::of(&Health { status: "ok" })
 }
 
 /// The longest `/readyz` waits for the store.

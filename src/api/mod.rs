@@ -91,44 +91,45 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// A success envelope `{"success": true, "data": ..., <extra>}` around serialised data.
-/// `B` is the body's documented shape ([`docs::One`], [`docs::Page`], [`docs::Found`]):
-/// the data is built as JSON text (some of it by the store), the type says what it is.
+/// A success envelope `{"success": true, "data": ..., <extra>}`. `B` is the body's
+/// documented shape ([`docs::One`], [`docs::Page`], [`docs::Found`]); the data is written
+/// into the body once, where it is made (a large rendered page is not copied again).
 pub struct Envelope<B> {
-    data: Box<RawValue>,
+    /// `{"success":true,"data":<data>`, the rest added on the way out.
+    body: Vec<u8>,
     extra: Option<(&'static str, Box<RawValue>)>,
     headers: Vec<(header::HeaderName, HeaderValue)>,
     shape: PhantomData<fn() -> B>,
 }
 
+const ENVELOPE_HEAD: &[u8] = br#"{"success":true,"data":"#;
+
 impl<B> Envelope<B> {
-    fn new(data: Box<RawValue>) -> Self {
-        Envelope {
-            data,
+    /// The envelope of `value`, serialised.
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, Error> {
+        let mut body = ENVELOPE_HEAD.to_vec();
+        serde_json::to_writer(&mut body, value).map_err(Error::internal)?;
+        Ok(Envelope {
+            body,
             extra: None,
             headers: Vec::new(),
             shape: PhantomData,
-        }
-    }
-
-    /// The envelope of `value`, serialised.
-    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, Error> {
-        Ok(Envelope::new(raw(value)?))
+        })
     }
 
     /// A list's page: `data` and, beside it, `pagination`.
     pub fn page<T: serde::Serialize>(page: &Page<T>) -> Result<Self, Error> {
-        Ok(Envelope::new(raw(&page.data)?).with_field("pagination", raw(&page.pagination)?))
+        Ok(Envelope::of(&page.data)?.with_field("pagination", raw(&page.pagination)?))
     }
 
     /// A batch read: `data` and, beside it, `missing`.
     pub fn found<T: serde::Serialize>(found: &Found<T>) -> Result<Self, Error> {
-        Ok(Envelope::new(raw(&found.data)?).with_field("missing", raw(&found.missing)?))
+        Ok(Envelope::of(&found.data)?.with_field("missing", raw(&found.missing)?))
     }
 
     /// A create's answer, marked `Idempotent-Replayed: true` when it is a replay.
     pub fn created<T>(outcome: Outcome<T>) -> Result<Self, Error> {
-        let envelope = Envelope::new(raw(&outcome.data)?);
+        let envelope = Envelope::of(&outcome.data)?;
         Ok(if outcome.replayed {
             envelope.with_header(
                 header::HeaderName::from_static("idempotent-replayed"),
@@ -176,17 +177,14 @@ fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, Error> 
 
 impl<B> IntoResponse for Envelope<B> {
     fn into_response(self) -> Response {
-        let data = self.data.get();
-        let mut body = String::with_capacity(data.len() + 64);
-        body.push_str(r#"{"success":true,"data":"#);
-        body.push_str(data);
+        let mut body = self.body;
         if let Some((name, json)) = &self.extra {
-            body.push_str(",\"");
-            body.push_str(name);
-            body.push_str("\":");
-            body.push_str(json.get());
+            body.extend_from_slice(b",\"");
+            body.extend_from_slice(name.as_bytes());
+            body.extend_from_slice(b"\":");
+            body.extend_from_slice(json.get().as_bytes());
         }
-        body.push('}');
+        body.push(b'}');
         let mut response = (
             StatusCode::OK,
             [(

@@ -569,6 +569,27 @@ pub fn shareable_url(base: &str, id: &str) -> String {
 }
 
 impl PinRecord {
+    /// The record of `pin`, taking its text rather than copying it (a rendered pin's
+    /// configuration may be a large string).
+    pub fn from_pin(pin: Pin, public_base: &str) -> Result<Self> {
+        Ok(PinRecord {
+            shareable_url: shareable_url(public_base, &pin.id),
+            created_at: clock::iso(pin.created_at),
+            updated_at: clock::iso(pin.updated_at),
+            pin_config: JsonText::stored(pin.pin_config)?,
+            metadata: RecordMetadata {
+                title: pin.title,
+                tags: pin.tags,
+                provenance: pin.provenance.map(JsonText::stored).transpose()?,
+            },
+            id: pin.id,
+            pin_type: pin.pin_type,
+            pin_layout: pin.pin_layout,
+            is_public: pin.is_public,
+            version: pin.version,
+        })
+    }
+
     pub fn new(pin: &Pin, public_base: &str) -> Result<Self> {
         Ok(PinRecord {
             id: pin.id.clone(),

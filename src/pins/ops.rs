@@ -158,8 +158,8 @@ pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> R
     };
     if render {
         let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
-        let one = resolved.first().ok_or_else(missing)?;
-        return Ok(one.record(state.public_base())?.into());
+        let one = resolved.into_iter().next().ok_or_else(missing)?;
+        return Ok(one.into_record(state.public_base())?.into());
     }
     let pin = pins.first().ok_or_else(missing)?;
     Ok(PinRecord::new(pin, state.public_base())?.into())
@@ -213,10 +213,15 @@ pub async fn get_batch(
         .collect();
     let mut data = Vec::with_capacity(pins.len());
     if render {
-        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
+        let mut resolved: HashMap<String, rendered::Resolved> =
+            rendered::resolve(state, &who.workspace_id, pins)
+                .await?
+                .into_iter()
+                .map(|r| (r.pin.id.clone(), r))
+                .collect();
         for id in &body.pin_ids {
-            if let Some(one) = resolved.iter().find(|r| &r.pin.id == id) {
-                data.push(one.record(state.public_base())?.into());
+            if let Some(one) = resolved.remove(id) {
+                data.push(one.into_record(state.public_base())?.into());
             }
         }
     } else {

@@ -8,32 +8,41 @@
 //! kept here is never served for another state, whichever replica wrote it: nothing needs
 //! invalidating.
 //!
-//! Memory is bounded: records live in two generations of at most [`GENERATION`] each. When
-//! the newer one is full it becomes the older one and the older one is dropped; a record
-//! found in the older one moves back to the newer one. The pins that keep being listed stay.
+//! Memory is bounded in bytes (`render.cache_bytes`, shared by this cache and the rendered
+//! one of [`super::rendered`]): records live in two generations of at most a quarter of it
+//! each. When the newer one is full it becomes the older one and the older one is dropped;
+//! a record found in the older one moves back to the newer one. The pins that keep being
+//! listed stay. A record larger than a generation is not kept.
 
 use std::{collections::HashMap, mem, sync::Mutex};
 
 use super::PinRecord;
 use crate::store::{PinKey, Serialized};
 
-/// Records per generation: at about 0.5 KB a record, at most ~10 MiB for both.
-const GENERATION: usize = 10_000;
-
 /// A rendered record, the JSON of [`super::PinRecord`].
 pub type Record = Serialized<PinRecord>;
 
-/// Values kept by pin id in two bounded generations (see the module's doc); what a value
-/// stands for is checked by the caller's test on each find.
+/// What a kept value costs: its bytes, as far as they can grow with input.
+pub trait Weight {
+    fn bytes(&self) -> usize;
+}
+
+/// Values kept by pin id in two generations bounded in bytes (see the module's doc); what a
+/// value stands for is checked by the caller's test on each find.
 pub struct Generational<T> {
+    /// Bytes one generation may hold.
+    generation_bytes: usize,
     generations: Mutex<Generations<T>>,
 }
 
-impl<T> Default for Generational<T> {
-    fn default() -> Self {
+impl<T> Generational<T> {
+    /// A cache holding at most `bytes` in all (two generations of half each).
+    pub fn new(bytes: usize) -> Self {
         Generational {
+            generation_bytes: bytes / 2,
             generations: Mutex::new(Generations {
                 newer: HashMap::new(),
+                newer_bytes: 0,
                 older: HashMap::new(),
             }),
         }
@@ -42,19 +51,30 @@ impl<T> Default for Generational<T> {
 
 struct Generations<T> {
     newer: HashMap<String, T>,
+    /// What `newer` holds, by [`Weight::bytes`] plus the ids.
+    newer_bytes: usize,
     older: HashMap<String, T>,
 }
 
-impl<T> Generations<T> {
-    fn keep(&mut self, id: String, kept: T) {
-        if self.newer.len() >= GENERATION && !self.newer.contains_key(&id) {
-            self.older = mem::take(&mut self.newer);
+impl<T: Weight> Generations<T> {
+    fn keep(&mut self, id: String, kept: T, limit: usize) {
+        let cost = id.len() + kept.bytes();
+        if cost > limit {
+            return;
         }
+        if let Some(old) = self.newer.remove(&id) {
+            self.newer_bytes -= id.len() + old.bytes();
+        }
+        if self.newer_bytes + cost > limit {
+            self.older = mem::take(&mut self.newer);
+            self.newer_bytes = 0;
+        }
+        self.newer_bytes += cost;
         self.newer.insert(id, kept);
     }
 }
 
-impl<T: Clone> Generational<T> {
+impl<T: Clone + Weight> Generational<T> {
     /// The value kept for each id that `current` accepts (a value found in the older
     /// generation moves back to the newer one).
     pub fn find<'k>(
@@ -72,7 +92,7 @@ impl<T: Clone> Generational<T> {
                     return current(i, found).then(|| found.clone());
                 }
                 let found = kept.older.remove(id).filter(|found| current(i, found))?;
-                kept.keep(id.to_owned(), found.clone());
+                kept.keep(id.to_owned(), found.clone(), self.generation_bytes);
                 Some(found)
             })
             .collect()
@@ -81,13 +101,12 @@ impl<T: Clone> Generational<T> {
     /// Keeps `value` for pin `id`.
     pub fn keep(&self, id: &str, value: T) {
         if let Ok(mut kept) = self.generations.lock() {
-            kept.keep(id.to_owned(), value);
+            kept.keep(id.to_owned(), value, self.generation_bytes);
         }
     }
 }
 
 /// The list's records: the record of a pin's state, named by its version and `updated_at`.
-#[derive(Default)]
 pub struct RecordCache(Generational<Kept>);
 
 #[derive(Clone)]
@@ -97,7 +116,18 @@ pub struct Kept {
     record: Record,
 }
 
+impl Weight for Kept {
+    fn bytes(&self) -> usize {
+        self.record.as_str().len()
+    }
+}
+
 impl RecordCache {
+    /// A cache of at most `bytes` of records.
+    pub fn new(bytes: usize) -> Self {
+        RecordCache(Generational::new(bytes))
+    }
+
     /// The record of each key's state, where one is kept.
     pub fn find(&self, keys: &[PinKey]) -> Vec<Option<Record>> {
         self.0
@@ -142,7 +172,7 @@ mod tests {
 
     #[test]
     fn a_record_is_found_only_for_its_own_state() {
-        let cache = RecordCache::default();
+        let cache = RecordCache::new(1 << 20);
         cache.keep("p-1", 1, 10, record("one"));
         let found = cache.find(&[key("p-1", 1), key("p-1", 2), key("p-2", 1)]);
         assert_eq!(found[0].as_ref().map(|r| r.as_str()), Some("\"one\""));
@@ -154,20 +184,33 @@ mod tests {
     }
 
     #[test]
-    fn memory_is_bounded_and_listed_records_stay() {
-        let cache = RecordCache::default();
+    fn memory_is_bounded_in_bytes_and_listed_records_stay() {
+        // Two generations of 10,000 bytes: about 500 of these 20-byte entries each.
+        let cache = RecordCache::new(20_000);
         cache.keep("listed", 1, 10, record("listed"));
-        for i in 0..3 * GENERATION {
-            cache.keep(&format!("p-{i}"), 1, 10, record("x"));
-            if i % (GENERATION / 2) == 0 {
+        for i in 0..3_000 {
+            cache.keep(&format!("p-{i:05}"), 1, 10, record("xxxxxxxxx"));
+            if i % 100 == 0 {
                 assert!(cache.find(&[key("listed", 1)])[0].is_some(), "after {i}");
             }
         }
         let kept = cache.0.generations.lock().unwrap();
-        assert!(kept.newer.len() <= GENERATION && kept.older.len() <= GENERATION);
+        let bytes = |generation: &HashMap<String, Kept>| -> usize {
+            generation.iter().map(|(id, k)| id.len() + k.bytes()).sum()
+        };
+        assert!(bytes(&kept.newer) <= 10_000 && bytes(&kept.older) <= 10_000);
+        assert_eq!(bytes(&kept.newer), kept.newer_bytes);
+        assert!(kept.newer.len() > 300, "the budget is used, not a count");
         assert!(
-            !kept.older.contains_key("p-0"),
+            !kept.older.contains_key("p-00000"),
             "the oldest records are gone"
         );
+    }
+
+    #[test]
+    fn a_record_larger_than_a_generation_is_not_kept() {
+        let cache = RecordCache::new(200);
+        cache.keep("big", 1, 10, record(&"x".repeat(150)));
+        assert!(cache.find(&[key("big", 1)])[0].is_none());
     }
 }

@@ -10,10 +10,13 @@ use std::{
 };
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{records::Generational, PinRecord};
+use super::{
+    records::{Generational, Weight},
+    PinRecord,
+};
 use crate::{
     app::AppState,
     blocks::ops::{evaluate, referenced, BlockRecord, Evaluated},
@@ -59,12 +62,13 @@ impl Resolved {
     }
 
     /// The record of a rendered read.
-    pub fn record(&self, public_base: &str) -> Result<RenderedPin> {
+    pub fn into_record(self, public_base: &str) -> Result<RenderedPin> {
+        let blocks = self.blocks().map(|e| e.record()).collect::<Result<_>>()?;
         Ok(RenderedPin {
-            record: PinRecord::new(&self.pin, public_base)?,
-            blocks: self.blocks().map(|e| e.record()).collect::<Result<_>>()?,
+            record: PinRecord::from_pin(self.pin, public_base)?,
+            blocks,
             render: RenderInfo {
-                warnings: self.warnings.clone(),
+                warnings: self.warnings,
             },
         })
     }
@@ -119,6 +123,37 @@ pub struct RenderInfo {
     pub warnings: Vec<Warning>,
 }
 
+/// What rendering may hold in memory (`[render]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct RenderSettings {
+    /// Bytes of rendered records kept for the lists, both caches together.
+    pub cache_bytes: usize,
+    /// Bytes the templates of one response (a list's page, a batch, a share page) may add
+    /// in all; past it, values are left empty with `size_limit` warnings. Each pin also
+    /// has [`templates::MAX_RENDERED_BYTES`] of its own.
+    pub max_response_bytes: usize,
+}
+
+/// What is left of one response's substitution budget: each pin renders within the lesser
+/// of it and its own, and what it adds is taken from it.
+pub struct Budget(usize);
+
+impl Budget {
+    /// The budget of one response.
+    pub fn of(state: &AppState) -> Budget {
+        Budget(state.settings.render.max_response_bytes)
+    }
+
+    /// The budget of the next pin.
+    fn next(&self) -> usize {
+        self.0.min(templates::MAX_RENDERED_BYTES)
+    }
+
+    fn spend(&mut self, bytes: usize) {
+        self.0 = self.0.saturating_sub(bytes);
+    }
+}
+
 /// Resolves the pins of a page of the item `id` (a pin or a board) in the item's workspace.
 pub async fn for_page(state: &AppState, id: &str, pins: Vec<Pin>) -> Result<Vec<Resolved>> {
     match state.store.workspace_of(id).await? {
@@ -141,7 +176,14 @@ pub async fn resolve(state: &AppState, ws: &str, pins: Vec<Pin>) -> Result<Vec<R
         sources.push(source);
     }
     let datasets = crate::datasets::ops::for_templates(state, ws, &names).await?;
-    sources.into_iter().map(|s| s.render(&datasets)).collect()
+    let mut budget = Budget::of(state);
+    sources
+        .into_iter()
+        .map(|s| {
+            s.render(&datasets, &mut budget)
+                .map(|(resolved, _)| resolved)
+        })
+        .collect()
 }
 
 /// A pin with what rendering it needs: its parsed configuration, its blocks and the
@@ -168,9 +210,16 @@ impl Source {
         })
     }
 
-    /// The pin resolved against `datasets` (a budget of its own).
-    fn render(mut self, datasets: &templates::Datasets) -> Result<Resolved> {
-        let mut renderer = Renderer::new(datasets);
+    /// The pin resolved against `datasets`, within what is left of the response's `budget`
+    /// (and its own); also what it added, and whether that is what any response would get
+    /// (it was not cut short by the response's budget).
+    fn render(
+        mut self,
+        datasets: &templates::Datasets,
+        budget: &mut Budget,
+    ) -> Result<(Resolved, Rendered)> {
+        let allowed = budget.next();
+        let mut renderer = Renderer::with_budget(datasets, allowed);
         self.pin.pin_config = renderer.value(&self.config, "pin_config").to_string();
         let evaluated = evaluate(&self.blocks, &mut renderer)?
             .into_iter()
@@ -183,13 +232,31 @@ impl Source {
                 (e.block_type, e.config, source)
             })
             .collect();
-        Ok(Resolved {
-            pin: self.pin,
-            warnings: renderer.into_warnings(),
-            evaluated,
-            blocks: self.blocks,
-        })
+        let spent = renderer.spent();
+        budget.spend(spent);
+        let rendered = Rendered {
+            spent,
+            whole: allowed == templates::MAX_RENDERED_BYTES || !renderer.ran_out(),
+        };
+        Ok((
+            Resolved {
+                pin: self.pin,
+                warnings: renderer.into_warnings(),
+                evaluated,
+                blocks: self.blocks,
+            },
+            rendered,
+        ))
     }
+}
+
+/// What rendering one pin added to its response.
+#[derive(Clone, Copy)]
+struct Rendered {
+    spent: usize,
+    /// Whether the pin had its own whole budget (or didn't need it): such a record is what
+    /// any response shows, and may be kept.
+    whole: bool,
 }
 
 /// Rendered list records, kept by pin like [`super::records`]: a record stands for its pin's
@@ -205,7 +272,15 @@ pub struct KeptRender {
     updated_at: i64,
     refs: Arc<[String]>,
     stamp: u64,
+    /// What its templates added: it counts against each response it is served in.
+    spent: usize,
     record: Serialized<RenderedPin>,
+}
+
+impl Weight for KeptRender {
+    fn bytes(&self) -> usize {
+        self.record.as_str().len() + self.refs.iter().map(String::len).sum::<usize>()
+    }
 }
 
 /// What a rendered record depends on beyond its pin: each named dataset's id and version,
@@ -282,7 +357,11 @@ pub async fn list_records(
         needed.extend(source.refs.iter().cloned());
     }
     let datasets = crate::datasets::ops::for_templates(state, ws, &needed).await?;
+    let mut budget = Budget::of(state);
     let mut records = Vec::with_capacity(keys.len());
+    // Kept records that don't fit what is left of the response's budget: rendered again
+    // within it, after the others.
+    let mut over = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let current = stamps_now.get(i).copied().unwrap_or_default();
         match (
@@ -290,27 +369,58 @@ pub async fn list_records(
             sources.remove(&key.id),
         ) {
             // A stale one without a source was deleted meanwhile.
-            (Some(kept), None) if kept.stamp == current => records.push(kept.record.clone()),
+            (Some(kept), None) if kept.stamp == current => {
+                if kept.spent <= budget.0 {
+                    budget.spend(kept.spent);
+                    records.push(Some(kept.record.clone()));
+                } else {
+                    over.push(i);
+                    records.push(None);
+                }
+            }
             (_, Some(source)) => {
                 let refs: Arc<[String]> = source.refs.clone().into();
-                let resolved = source.render(&datasets)?;
-                let record = Serialized::new(&resolved.record(state.public_base())?)?;
-                state.rendered.keep(
-                    &key.id,
-                    KeptRender {
-                        version: resolved.pin.version,
-                        updated_at: resolved.pin.updated_at,
-                        refs,
-                        stamp: current,
-                        record: record.clone(),
-                    },
-                );
-                records.push(record);
+                let (resolved, rendered) = source.render(&datasets, &mut budget)?;
+                let (version, updated_at) = (resolved.pin.version, resolved.pin.updated_at);
+                let record = Serialized::new(&resolved.into_record(state.public_base())?)?;
+                if rendered.whole {
+                    state.rendered.keep(
+                        &key.id,
+                        KeptRender {
+                            version,
+                            updated_at,
+                            refs,
+                            stamp: current,
+                            spent: rendered.spent,
+                            record: record.clone(),
+                        },
+                    );
+                }
+                records.push(Some(record));
             }
-            _ => {}
+            _ => records.push(None),
         }
     }
-    Ok(records)
+    if !over.is_empty() {
+        let ids: Vec<String> = over
+            .iter()
+            .filter_map(|&i| keys.get(i))
+            .map(|k| k.id.clone())
+            .collect();
+        let mut late = read_sources(state, ws, &ids).await?;
+        let names: BTreeSet<String> = late.values().flat_map(|s| s.refs.clone()).collect();
+        let datasets = crate::datasets::ops::for_templates(state, ws, &names).await?;
+        for i in over {
+            let source = keys.get(i).and_then(|k| late.remove(&k.id));
+            if let (Some(source), Some(slot)) = (source, records.get_mut(i)) {
+                let (resolved, _) = source.render(&datasets, &mut budget)?;
+                *slot = Some(Serialized::new(
+                    &resolved.into_record(state.public_base())?,
+                )?);
+            }
+        }
+    }
+    Ok(records.into_iter().flatten().collect())
 }
 
 /// The pins among `ids` with their blocks, by id.

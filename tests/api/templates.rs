@@ -357,3 +357,76 @@ both_stores! {
         assert_eq!(read.data()["pin_config"]["text"], json!("Value: s3cr3t"));
     }
 }
+
+/// One response's substitutions share `render.max_response_bytes`: past it, values are empty
+/// with `size_limit` warnings, whether the pins were rendered now or kept from before.
+mod response_budget {
+    use super::*;
+    use crate::helpers::TestApp;
+
+    async fn scenario(app: TestApp) {
+        new_dataset(&app, "big", "json", json!({"s": "y".repeat(600)})).await;
+        for i in 0..3 {
+            let mut pin = markdown_pin("{{big.s}}");
+            pin["metadata"]["title"] = json!(format!("p{i}"));
+            pin["metadata"]["tags"] = json!(["big"]);
+            new_pin(&app, &pin).await;
+        }
+        // Twice: the second page comes from the kept rendered records.
+        for round in 0..2 {
+            let page = app.get("/v1/pins?tag=big&render=true").await.expect(200);
+            let texts: Vec<&str> = page
+                .data()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["pin_config"]["text"].as_str().unwrap())
+                .collect();
+            let whole = texts.iter().filter(|t| t.len() == 600).count();
+            assert_eq!(
+                whole, 1,
+                "round {round}: one pin fits 1,000 bytes: {texts:?}"
+            );
+            assert_eq!(
+                texts.iter().filter(|t| t.is_empty()).count(),
+                2,
+                "round {round}"
+            );
+            for record in page
+                .data()
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["pin_config"]["text"] == "")
+            {
+                assert_eq!(
+                    warnings(record),
+                    vec![warning("pin_config.text", "big.s", "size_limit")]
+                );
+            }
+        }
+        // A single read has the whole budget to itself.
+        let one = app.get("/v1/pins?tag=big&limit=1").await.expect(200);
+        let id = one.data()[0]["id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            rendered(&app, &id).await["pin_config"]["text"]
+                .as_str()
+                .unwrap()
+                .len(),
+            600
+        );
+    }
+
+    const SMALL: &str = "[render]\nmax_response_bytes = 1000\n";
+
+    #[tokio::test]
+    async fn sqlite() {
+        scenario(TestApp::sqlite_with(SMALL).await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        crate::skip_without_postgres!();
+        scenario(TestApp::postgres_with(SMALL).await).await;
+    }
+}
