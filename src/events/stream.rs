@@ -222,7 +222,7 @@ impl Viewer {
     fn bytes_of(&self, frame: &Frame) -> Option<Bytes> {
         // Share streams and pages also pass a data-less notice of their workspace's dataset
         // changes: a page's templates may name the dataset.
-        let notice = frame.is_dataset() && (self.share.is_some() || self.filter.dataset_notices);
+        let notice = frame.is_dataset() && self.for_page();
         if !(self.filter.passes(frame) || notice) {
             return None;
         }
@@ -235,6 +235,12 @@ impl Viewer {
                 |e| tracing::warn!(error = %e, seq = frame.seq, "formatting a public event"),
             )
             .ok()
+    }
+
+    /// Whether a page's script follows this stream (a share page's, or a signed-in board
+    /// page's): it gets dataset notices and named heartbeats.
+    fn for_page(&self) -> bool {
+        self.share.is_some() || self.filter.dataset_notices
     }
 
     /// The next live frame for this viewer (or a heartbeat); `None` ends the stream.
@@ -260,9 +266,9 @@ impl Viewer {
                     // A buffer behind (or the feed is gone): end; the client resumes.
                     Err(_) => return None,
                 },
-                _ = self.heartbeat.tick() => return Some(if self.share.is_some() {
-                    // Share pages' scripts see a named event (EventSource hides comments),
-                    // which tells them the connection is alive.
+                _ = self.heartbeat.tick() => return Some(if self.for_page() {
+                    // Pages' scripts see a named event (EventSource hides comments), which
+                    // tells them the connection is alive.
                     Bytes::from_static(b": keep-alive\n\nevent: heartbeat\ndata: {}\n\n")
                 } else {
                     Bytes::from_static(b": keep-alive\n\n")

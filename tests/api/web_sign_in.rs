@@ -145,7 +145,7 @@ impl Web {
         let config = format!(
             "[auth.jwt]\nissuer = \"{issuer}\"\naudience = \"{}\"\nalgorithms = \"RS256\"\n\
              jwks = \"{issuer}/jwks\"\nworkspace_claim = \"org\"\n\
-             [auth.oidc]\nclient_id = \"{client_id}\"\n",
+             [auth.oidc]\nclient_id = \"{client_id}\"\n[events]\nheartbeat_secs = 1\n",
             idp::AUDIENCE
         );
         let app = if postgres {
@@ -433,6 +433,23 @@ web_stores! {
             seen.push_str(&String::from_utf8_lossy(&chunk));
         }
         assert!(!seen.contains("secret_numbers") && !seen.contains("4242"), "no dataset data: {seen}");
+    }
+
+    // A board page's script follows the same named heartbeat as a share page's: without it
+    // a quiet board would look stale and reconnect every 45 s.
+    async fn an_idle_board_stream_sends_a_named_heartbeat(web) {
+        let board = call(&web.app, &web.app.key, Method::POST, "/v1/pinboards", Some(&json!({"title": "Quiet"}))).await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("judy", "default", "/boards").await;
+        let mut stream = web.get(&format!("/boards/{id}/events"), Some(&cookie)).await;
+        assert_eq!(stream.status(), 200);
+        let mut seen = String::new();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !seen.contains("event: heartbeat\ndata: {}\n\n") {
+            let chunk = tokio::time::timeout_at(deadline, stream.chunk()).await.expect("a heartbeat in time").unwrap().unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        assert!(seen.contains(": keep-alive\n\n"), "{seen}");
     }
 
     async fn a_board_stream_resumes_from_the_event_id_its_page_was_drawn_at(web) {
