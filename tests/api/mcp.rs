@@ -496,6 +496,21 @@ both_stores! {
         fails(&app, &app.key, "place_pin", json!({"id": board, "pin_id": "p-nope"}), "NOT_FOUND").await;
     }
 
+    async fn templates_need_datasets_read_through_the_tools_too(app) {
+        let writer = app.key_with("pins:read,pins:write").await;
+        let templated = json!({"pin_type": "markdown", "pin_config": {"text": "{{secret.x}}"}});
+        let error = fails(&app, &writer, "create_pin", templated.clone(), "SCOPE_REQUIRED").await;
+        assert_eq!(error["details"]["required_scope"], json!("datasets:read"), "{error}");
+        fails(&app, &writer, "create_pins", json!({"pins": [templated]}), "SCOPE_REQUIRED").await;
+        assert_eq!(pin_count(&app).await, 0, "nothing written");
+        let id = new_pin_via_rest(&app).await;
+        fails(&app, &writer, "update_pin", json!({"id": id, "pin_config": {"text": "{{secret}}"}}), "SCOPE_REQUIRED").await;
+        fails(&app, &writer, "get_pin", json!({"id": id, "render": true}), "SCOPE_REQUIRED").await;
+        fails(&app, &writer, "list_pins", json!({"render": "true"}), "SCOPE_REQUIRED").await;
+        let read = ok(&app, &writer, "get_pin", json!({"id": id})).await;
+        assert_eq!(read["version"], json!(1));
+    }
+
     async fn a_missing_scope_is_scope_required_and_writes_nothing(app) {
         let reader = app.key_with("pins:read,pinboards:read,datasets:read").await;
         let error = fails(&app, &reader, "create_pin", stat_cards("No"), "SCOPE_REQUIRED").await;
