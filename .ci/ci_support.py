@@ -5,10 +5,12 @@ on a free port. Standard library only.
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 _passed = 0
@@ -107,3 +109,29 @@ class Server:
                 self.proc.wait(5)
         if not self.log.closed:
             self.log.close()
+
+
+def over_stores(prefix, binary, stores, run):
+    """Runs `run(store, binary, work, pg_admin)` for each store named in `stores` (comma
+    list), in a work directory of its own (kept, with the server logs, when a check failed),
+    with a copy of `binary` (a build elsewhere can't swap it mid-run). A run that raises
+    fails its check. Prints the time and the summary, and exits."""
+    pg_admin = os.environ.get("PG_ADMIN", "postgres://postgres@127.0.0.1:5432")
+    work = tempfile.mkdtemp(prefix=prefix)
+    copy = os.path.join(work, "corkboard")
+    shutil.copy2(binary, copy)
+    started = time.monotonic()
+    try:
+        for store in stores.split(","):
+            try:
+                run(store, copy, work, pg_admin)
+            except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its check
+                check(f"{store}: the run", False, f"{type(err).__name__}: {err}")
+    finally:
+        os.remove(copy)
+        if FAILED:
+            print(f"# server logs and stores kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"# {time.monotonic() - started:.1f} s in all")
+    finish()

@@ -27,13 +27,11 @@ import http.client
 import json
 import os
 import random
-import shutil
-import tempfile
 import threading
 import time
 import uuid
 
-from ci_support import FAILED, Server, check, cli, finish, store_env
+from ci_support import Server, check, cli, over_stores, store_env
 
 def pin_body(title):
     return {
@@ -313,23 +311,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=2.5, help="load before each kill")
     parser.add_argument("--threads", type=int, default=8)
     args = parser.parse_args()
-    pg_admin = os.environ.get("PG_ADMIN", "postgres://postgres@127.0.0.1:5432")
-    work = tempfile.mkdtemp(prefix="crash-test-")
-    # A copy of the binary: a build elsewhere can't swap it between a kill and the restart.
-    binary = os.path.join(work, "corkboard")
-    shutil.copy2(args.binary, binary)
-    started = time.monotonic()
-    try:
-        for store in args.stores.split(","):
-            run_store(store, binary, work, pg_admin, args)
-    finally:
-        os.remove(binary)
-        if FAILED:
-            print(f"# server logs and stores kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"# {time.monotonic() - started:.1f} s in all")
-    finish()
+    over_stores("crash-test-", args.binary, args.stores,
+                lambda store, binary, work, pg_admin: run_store(store, binary, work, pg_admin, args))
 
 
 if __name__ == "__main__":

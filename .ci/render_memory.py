@@ -22,12 +22,10 @@ import argparse
 import http.client
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 
-from ci_support import FAILED, Server, check, cli, finish, store_env
+from ci_support import Server, check, cli, over_stores, store_env
 
 LIMIT_MIB = 256
 PINS = 1000
@@ -175,19 +173,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--unbounded", action="store_true")
     args = parser.parse_args()
-    pg_admin = os.environ.get("PG_ADMIN", "postgres://postgres@127.0.0.1:5432")
-    work = tempfile.mkdtemp(prefix="render-memory-")
-    started = time.monotonic()
-    try:
-        for store in args.stores.split(","):
-            run_store(store, args.binary, work, pg_admin, args)
-    finally:
-        if FAILED:
-            print(f"# server logs and stores kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"# {time.monotonic() - started:.1f} s in all")
-    finish()
+    over_stores("render-memory-", args.binary, args.stores,
+                lambda store, binary, work, pg_admin: run_store(store, binary, work, pg_admin, args))
 
 
 if __name__ == "__main__":
