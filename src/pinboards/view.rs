@@ -158,7 +158,6 @@ fn sign_in_first<T>(state: &AppState) -> Shown<T> {
     }
 }
 
-
 /// What `viewer` sees of pin or board `id` at `door`. `viewer` is awaited only when it
 /// matters (not for what is shared with anyone), so a public page costs no credential or
 /// session check.
