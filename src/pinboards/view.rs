@@ -2,7 +2,7 @@
 //! (`/share/{id}`), the signed-in board pages (`/boards/{id}`), their fragments and their
 //! streams, and the board list of `/boards`, all ask here. Here and only here is decided
 //! who may see what ([`reader`], [`sign_in_only`]); the answer is typed: the board with its
-//! placed pins (or the pin) resolved for drawing and the event id to follow it from, or
+//! placed pins (or the pin) resolved for drawing and where to follow it from, or
 //! nothing to show, or sign-in first.
 
 use std::{

@@ -77,7 +77,7 @@ color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:b
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
 /// How a share page is shown: the viewer's choice of kiosk mode, and, for a page that
-/// follows its item live, the share id and the newest event id when it was read.
+/// follows its item live, the share id and where its stream resumes.
 #[derive(Debug, Clone, Default)]
 pub struct View {
     /// `?kiosk=1`: the board fills a dark window, no header or footer.
