@@ -797,6 +797,12 @@ both_stores! {
             let again = resumed.next_event().await;
             assert_eq!((again.id, again.data), (Some(second_id.clone()), second.data.clone()));
         }
+        // Another replica over the same database (or this one restarted) reads the same
+        // tokens: the key is the database's.
+        let replica = app.replica("").await;
+        assert_eq!(page_since(&replica, &pin).await, second_id);
+        let mut there = share_stream_with(&replica, &events, &[("Last-Event-ID", first_id.as_str())]).await;
+        assert_eq!(there.next_event().await.id, Some(second_id.clone()));
         // Anything else resumes nowhere: `reset` first, then the live events. An event id,
         // garbage, a token changed by a character, another workspace's token.
         let theirs = call(&app, &other, Method::POST, "/v1/pins", Some(&stat_cards("theirs"))).await.expect(200);
