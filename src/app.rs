@@ -52,8 +52,10 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     pub limiter: Arc<Limiter>,
     pub auth_guard: Arc<AddressGuard>,
-    /// Requests to share pages per client address.
+    /// Requests to pages per client address.
     pub share_guard: Arc<AddressGuard>,
+    /// Requests to signed-in pages per user (`workspace/user`).
+    pub user_page_guard: Arc<AddressGuard<String>>,
     limiter_healthy: Arc<AtomicBool>,
     /// Checks ID tokens; `None` when sign-in with them is off.
     pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
@@ -91,6 +93,7 @@ impl AppState {
             clock: Arc::new(SystemClock),
             auth_guard: Arc::default(),
             share_guard: Arc::default(),
+            user_page_guard: Arc::default(),
             limiter_healthy: Arc::new(AtomicBool::new(true)),
             jwt: crate::auth::JwtVerifier::new(&settings.auth.jwt).map(Arc::new),
             oidc: crate::auth::Oidc::new(

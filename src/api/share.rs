@@ -108,8 +108,10 @@ pub fn pages() -> ApiRouter<AppState> {
 
 /// `GET /share/{id}/events`: the stream of a public pin (its own changes) or board (its
 /// changes and those of the pins placed on it), carrying only what the share page shows,
-/// ending when the item stops being public; the 404 page like `/share/{id}` otherwise. At
-/// most `events.max_share_streams_per_address` per client address.
+/// ending when the item stops being public; the 404 page like `/share/{id}` otherwise. Its
+/// `id:` lines are tokens of the workspace's position, never event ids (`events/token.rs`),
+/// and it resumes by them (`Last-Event-ID`, or `?last_event_id=` from the page's
+/// `data-since`). At most `events.max_share_streams_per_address` per client address.
 async fn share_events(
     State(state): State<AppState>,
     id: std::result::Result<Path<SharePath>, PathRejection>,

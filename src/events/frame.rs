@@ -45,9 +45,10 @@ struct Notice {
     at: String,
 }
 
-/// The SSE frame of event `seq`: its id, its name, and `data` as one line of JSON.
-fn frame_bytes(seq: i64, kind: EventKind, data: &impl Serialize) -> Result<Bytes> {
-    let mut frame = format!("id: {seq}\nevent: {kind}\ndata: ").into_bytes();
+/// The SSE frame of an event: its id (`seq`, or a share stream's token of it), its name,
+/// and `data` as one line of JSON.
+fn frame_bytes(id: &str, kind: EventKind, data: &impl Serialize) -> Result<Bytes> {
+    let mut frame = format!("id: {id}\nevent: {kind}\ndata: ").into_bytes();
     serde_json::to_writer(&mut frame, data).map_err(Error::internal)?;
     frame.extend_from_slice(b"\n\n");
     Ok(Bytes::from(frame))
@@ -62,8 +63,11 @@ pub(crate) struct Frame {
     pub boards: Vec<String>,
     pub bytes: Bytes,
     /// What share streams send instead: the same frame with only what the share page
-    /// shows (see [`Frame::public_bytes`]).
-    public: OnceLock<Bytes>,
+    /// shows, and its id sealed (see [`Frame::share_bytes`]).
+    share: OnceLock<Bytes>,
+    /// What board streams send of a dataset change: its type and time (see
+    /// [`Frame::notice_bytes`]).
+    notice: OnceLock<Bytes>,
     /// The rest of the event, kept for the public frame.
     version: Option<i64>,
     at: i64,
@@ -78,12 +82,13 @@ impl Frame {
             resource_id: e.resource_id,
             boards: e.boards,
             bytes: Bytes::new(),
-            public: OnceLock::new(),
+            share: OnceLock::new(),
+            notice: OnceLock::new(),
             version: e.version,
             at: e.at,
             data: e.data,
         };
-        let bytes = frame_bytes(frame.seq, frame.kind, &frame.with(&frame.data))?;
+        let bytes = frame_bytes(&frame.seq.to_string(), frame.kind, &frame.with(&frame.data))?;
         frame.bytes = bytes;
         Ok(frame)
     }
@@ -106,17 +111,29 @@ impl Frame {
     /// The frame as share streams send it: a pin as its share page shows it (type,
     /// configuration, layout, title, version, time), a board with its title, description
     /// and placed pins so; never tags, provenance or share settings; of a dataset change only
-    /// its type and time (the page refetches; the data may not be shown at all). Built once
-    /// per frame.
-    pub(crate) fn public_bytes(&self) -> Result<Bytes> {
-        if let Some(bytes) = self.public.get() {
+    /// its type and time (the page refetches; the data may not be shown at all). Its id is
+    /// `seal` of the event id (`events/token.rs`): a share stream never shows an event id.
+    /// Built once per frame (a feed's frames are all of one workspace).
+    pub(crate) fn share_bytes(&self, seal: impl FnOnce(i64) -> String) -> Result<Bytes> {
+        if let Some(bytes) = self.share.get() {
             return Ok(bytes.clone());
         }
-        let bytes = self.public_frame()?;
-        Ok(self.public.get_or_init(|| bytes).clone())
+        let bytes = self.public_frame(&seal(self.seq))?;
+        Ok(self.share.get_or_init(|| bytes).clone())
     }
 
-    fn public_frame(&self) -> Result<Bytes> {
+    /// A dataset change as board streams send it: its id, type and time only (a board's
+    /// collaborators may not read the dataset). Built once per frame.
+    pub(crate) fn notice_bytes(&self) -> Result<Bytes> {
+        if let Some(bytes) = self.notice.get() {
+            return Ok(bytes.clone());
+        }
+        let bytes = self.public_frame(&self.seq.to_string())?;
+        Ok(self.notice.get_or_init(|| bytes).clone())
+    }
+
+    /// The public form of this frame, under `id`.
+    fn public_frame(&self, id: &str) -> Result<Bytes> {
         let record = || serde_json::from_str(self.data.get()).unwrap_or_default();
         let public = match self.kind.resource() {
             Resource::Dataset => {
@@ -124,13 +141,13 @@ impl Frame {
                     kind: self.kind,
                     at: clock::iso(self.at),
                 };
-                return frame_bytes(self.seq, self.kind, &notice);
+                return frame_bytes(id, self.kind, &notice);
             }
             Resource::Pinboard => public_board(&record()),
             Resource::Pin => public_pin(&record()),
         };
         let public = serde_json::value::to_raw_value(&public).map_err(Error::internal)?;
-        frame_bytes(self.seq, self.kind, &self.with(&public))
+        frame_bytes(id, self.kind, &self.with(&public))
     }
 }
 
@@ -213,8 +230,8 @@ mod tests {
              \"tags\":[\"a\"],\"pin_type\":\"kpi\",\"metadata\":{\"title\":\"T\",\"x\":1}}}\n\n"
         );
         assert_eq!(
-            pin.public_bytes().expect("public"),
-            "id: 7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
+            pin.share_bytes(|seq| format!("t{seq}")).expect("public"),
+            "id: t7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
              \"version\":2,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
              \"metadata\":{\"title\":\"T\"},\"pin_type\":\"kpi\"}}\n\n"
         );
@@ -226,7 +243,7 @@ mod tests {
              \"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"d-1\"}}\n\n"
         );
         assert_eq!(
-            dataset.public_bytes().expect("public"),
+            dataset.notice_bytes().expect("notice"),
             "id: 7\nevent: dataset.deleted\ndata: {\"type\":\"dataset.deleted\",\
              \"at\":\"1970-01-01T00:00:00.000Z\"}\n\n"
         );

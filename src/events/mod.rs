@@ -13,6 +13,7 @@ mod frame;
 mod kind;
 mod resume;
 mod stream;
+mod token;
 
 use std::{
     collections::HashMap,
@@ -87,6 +88,8 @@ pub struct Hub {
     feeds: Mutex<HashMap<String, Weak<Feed>>>,
     open: Mutex<HashMap<String, usize>>,
     stop: watch::Sender<bool>,
+    /// The share streams' ids, once read from the store.
+    share_ids: tokio::sync::OnceCell<token::ShareIds>,
 }
 
 impl Hub {
@@ -97,6 +100,7 @@ impl Hub {
             feeds: Mutex::default(),
             open: Mutex::default(),
             stop: watch::channel(false).0,
+            share_ids: tokio::sync::OnceCell::new(),
         })
     }
 

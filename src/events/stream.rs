@@ -13,7 +13,7 @@ use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::Duration}
 use axum::body::{Body, Bytes};
 use tokio::sync::{broadcast, watch};
 
-use super::{Admission, EventKind, Feed, Frame, Hub, Resource};
+use super::{token::ShareIds, Admission, EventKind, Feed, Frame, Hub, Resource};
 use crate::{error::Result, store::Store};
 
 /// The reconnection delay offered to clients (`retry:`), ms.
@@ -49,8 +49,18 @@ impl Filter {
 pub enum Resume {
     /// Only what commits from now on.
     Live,
-    /// Everything after this id (the client's `Last-Event-ID`).
+    /// Everything after this id (the client's `Last-Event-ID`): an event id, or on a share
+    /// stream the token of one (`events/token.rs`).
     After(String),
+}
+
+/// What a share stream follows: its item, which must stay public, and its workspace, whose
+/// ids it seals.
+struct Shared {
+    item: String,
+    ws: String,
+    store: Store,
+    ids: ShareIds,
 }
 
 struct Viewer {
@@ -66,9 +76,9 @@ struct Viewer {
     backlog: Option<(String, Store)>,
     heartbeat: tokio::time::Interval,
     stop: watch::Receiver<bool>,
-    /// A share stream's item: frames carry what its page shows, and the stream ends when
-    /// the item stops being public.
-    share: Option<(String, Store)>,
+    /// A share stream's item: frames carry what its page shows under sealed ids, and the
+    /// stream ends when the item stops being public.
+    share: Option<Shared>,
     _admission: Admission,
 }
 
@@ -99,8 +109,13 @@ impl Hub {
         } else {
             filter.pin_ids.push(id.to_owned());
         }
-        let share = Some((id.to_owned(), self.store.clone()));
-        self.open(ws, filter, resume, admission, share).await
+        let share = Shared {
+            item: id.to_owned(),
+            ws: ws.to_owned(),
+            store: self.store.clone(),
+            ids: self.share_ids().await?.clone(),
+        };
+        self.open(ws, filter, resume, admission, Some(share)).await
     }
 
     async fn open(
@@ -109,7 +124,7 @@ impl Hub {
         filter: Filter,
         resume: Resume,
         admission: Admission,
-        share: Option<(String, Store)>,
+        share: Option<Shared>,
     ) -> Result<Body> {
         let feed = self.feed(ws).await?;
         // Subscribed before the log is read: whatever commits meanwhile is in one or both,
@@ -119,7 +134,11 @@ impl Hub {
         let mut delivered = 0;
         let mut backlog = None;
         if let Resume::After(last) = resume {
-            match self.resumable(&last).await? {
+            let last = match &share {
+                Some(shared) => shared.ids.open(ws, &last),
+                None => last.trim().parse::<i64>().ok(),
+            };
+            match self.resumable(last).await? {
                 Some(after) => {
                     delivered = after;
                     backlog = Some((ws.to_owned(), self.store.clone()));
@@ -156,10 +175,11 @@ impl Hub {
         )))
     }
 
-    /// The id after which a resuming viewer continues, or `None` when it is unknown or
-    /// older than the log keeps (the viewer is sent `reset`).
-    async fn resumable(&self, last: &str) -> Result<Option<i64>> {
-        let Ok(last) = last.trim().parse::<i64>() else {
+    /// The id after which a resuming viewer continues, or `None` when it is unknown (not an
+    /// id, or not a token of this share stream's workspace), newer than the newest, or older
+    /// than the log keeps (the viewer is sent `reset`).
+    async fn resumable(&self, last: Option<i64>) -> Result<Option<i64>> {
+        let Some(last) = last else {
             return Ok(None);
         };
         let (oldest, newest) = self.store.event_bounds().await?;
@@ -226,11 +246,12 @@ impl Viewer {
         if !(self.filter.passes(frame) || notice) {
             return None;
         }
-        if !(self.share.is_some() || notice) {
-            return Some(frame.bytes.clone());
-        }
-        frame
-            .public_bytes()
+        let bytes = match &self.share {
+            Some(shared) => frame.share_bytes(|seq| shared.ids.seal(&shared.ws, seq)),
+            None if notice => frame.notice_bytes(),
+            None => return Some(frame.bytes.clone()),
+        };
+        bytes
             .inspect_err(
                 |e| tracing::warn!(error = %e, seq = frame.seq, "formatting a public event"),
             )
@@ -253,7 +274,7 @@ impl Viewer {
                         let Some(bytes) = self.bytes_of(&frame) else { continue };
                         self.heartbeat.reset();
                         // The shared item itself changed: it may have stopped being public.
-                        if let Some((item, store)) = &self.share {
+                        if let Some(Shared { item, store, .. }) = &self.share {
                             if frame.resource_id == *item
                                 && !matches!(store.shared_workspace(item).await, Ok(Some(_)))
                             {

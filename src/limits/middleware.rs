@@ -14,7 +14,7 @@ use axum::{
 };
 use serde::de::IgnoredAny;
 
-use super::{Cost, FailureMode, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
+use super::{AddressGuard, Cost, FailureMode, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
 use crate::{
     app::AppState,
     auth::{self, Principal},
@@ -54,7 +54,7 @@ pub(crate) async fn guarded_authenticate(
     let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) else {
         return result;
     };
-    if let Some(window) = state.auth_guard.blocked(addr, now, guard.per_minute) {
+    if let Some(window) = state.auth_guard.blocked(&addr, now, guard.per_minute) {
         return Err(Error::TooManyAuthFailures {
             limit: guard.per_minute,
             reset_at: window.start + MINUTE_MS,
@@ -182,7 +182,8 @@ fn upgrade_url(state: &AppState) -> String {
     }
 }
 
-/// Counts a request to a share page or its stream against its client address's minute
+/// Counts a request to a page (a share page, a signed-in page, their fragments and
+/// streams, the sign-in routes) against its client address's minute
 /// (`rate_limits.share.per_minute`); 429 once the address has used it up.
 pub(crate) fn count_share_request(
     state: &AppState,
@@ -190,13 +191,28 @@ pub(crate) fn count_share_request(
     extensions: &Extensions,
 ) -> Result<(), Error> {
     let limits = &state.settings.rate_limits;
-    let Some(addr) = client_address(headers, extensions, &limits.auth_failures.client_ip_header)
-    else {
-        return Ok(());
-    };
+    match client_address(headers, extensions, &limits.auth_failures.client_ip_header) {
+        Some(addr) => count(state, &state.share_guard, addr),
+        None => Ok(()),
+    }
+}
+
+/// Counts a signed-in page request against its user's minute (`rate_limits.share.per_minute`,
+/// every session of the user together, besides its address's); 429 once used up.
+pub(crate) fn count_user_request(state: &AppState, user: &Principal) -> Result<(), Error> {
+    let key = format!("{}/{}", user.workspace_id, user.subject.id());
+    count(state, &state.user_page_guard, key)
+}
+
+/// Counts one request of `key` in `guard` against `rate_limits.share.per_minute`.
+fn count<K: std::hash::Hash + Eq>(
+    state: &AppState,
+    guard: &AddressGuard<K>,
+    key: K,
+) -> Result<(), Error> {
     let now = state.clock.now_ms();
-    let per_minute = limits.share.per_minute;
-    if let Some(window) = state.share_guard.blocked(addr, now, per_minute) {
+    let per_minute = state.settings.rate_limits.share.per_minute;
+    if let Some(window) = guard.blocked(&key, now, per_minute) {
         let reset_at = window.start + MINUTE_MS;
         return Err(Error::TooManyShareRequests {
             limit: per_minute,
@@ -204,7 +220,7 @@ pub(crate) fn count_share_request(
             retry_after: retry_after(reset_at, now),
         });
     }
-    state.share_guard.record(addr, now);
+    guard.record(key, now);
     Ok(())
 }
 

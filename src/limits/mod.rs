@@ -12,7 +12,9 @@ pub(crate) mod postgres;
 
 pub use guard::AddressGuard;
 pub use middleware::enforce;
-pub(crate) use middleware::{client_address, count_share_request, guarded_authenticate};
+pub(crate) use middleware::{
+    client_address, count_share_request, count_user_request, guarded_authenticate,
+};
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 
@@ -26,8 +28,9 @@ pub struct RateLimitSettings {
     pub tiers: Tiers,
     pub write_bucket: WriteBucket,
     pub auth_failures: AuthFailures,
-    /// Requests to share pages and their streams per client address (the address as
-    /// `auth_failures.client_ip_header` says).
+    /// Requests to pages (share pages, signed-in pages, their fragments and streams) per
+    /// client address (the address as `auth_failures.client_ip_header` says), and to
+    /// signed-in pages per user as well.
     pub share: ShareLimit,
     /// Where a 429 sends the caller for more; empty means `<public_url>/upgrade`.
     pub upgrade_url: String,
@@ -67,7 +70,7 @@ pub struct AuthFailures {
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct ShareLimit {
-    /// Requests to `/share/...` allowed per client address per minute.
+    /// Page requests allowed per client address, and per signed-in user, per minute.
     pub per_minute: u32,
 }
 

@@ -2,7 +2,7 @@
 //! (`/share/{id}`), the signed-in board pages (`/boards/{id}`), their fragments and their
 //! streams, and the board list of `/boards`, all ask here. Here and only here is decided
 //! who may see what ([`reader`], [`sign_in_only`]); the answer is typed: the board with its
-//! placed pins (or the pin) resolved for drawing and the event id to follow it from, or
+//! placed pins (or the pin) resolved for drawing and where to follow it from, or
 //! nothing to show, or sign-in first.
 
 use std::{
@@ -65,10 +65,13 @@ pub enum Shown<T> {
 /// A board or pin as a page draws it.
 pub struct PageView {
     pub content: Content,
-    /// The newest event id read before the content, when the page follows it live (from
-    /// there, so a change committed while the page renders is not missed). A page shown only
-    /// after sign-in at the share link is drawn once: it has no public stream to follow.
-    pub since: Option<i64>,
+    /// Where the page's stream resumes, when the page follows it live: the newest event of
+    /// the item's workspace, read before the content (so a change committed while the page
+    /// renders is not missed). At the share door the token of it (`events/token.rs`: an
+    /// anonymous page shows no event id, which would tell other workspaces' write volume),
+    /// at the board door the id itself, as `/v1/events` shows the same reader. A page shown
+    /// only after sign-in at the share link is drawn once: it has no public stream to follow.
+    pub since: Option<String>,
 }
 
 pub enum Content {
@@ -155,11 +158,6 @@ fn sign_in_first<T>(state: &AppState) -> Shown<T> {
     }
 }
 
-/// The newest event id: read before a live page's content.
-async fn newest_event(state: &AppState) -> Result<i64> {
-    Ok(state.store.event_bounds().await?.1)
-}
-
 /// What `viewer` sees of pin or board `id` at `door`. `viewer` is awaited only when it
 /// matters (not for what is shared with anyone), so a public page costs no credential or
 /// session check.
@@ -174,9 +172,11 @@ pub async fn page(
             let Some(kind) = Kind::of(id) else {
                 return Ok(Shown::NotFound);
             };
-            let since = newest_event(state).await?;
-            if let Some(content) = shared_with_anyone(state, kind, id).await? {
-                return Ok(found(Some(content), Some(since)));
+            if let Some(ws) = state.store.shared_workspace(id).await? {
+                let since = state.events.share_since(&ws).await?;
+                if let Some(content) = shared_with_anyone(state, kind, id).await? {
+                    return Ok(found(Some(content), Some(since)));
+                }
             }
             match viewer.await? {
                 Viewer::SignedIn(who) => Ok(match reader(state, who, kind, id).await? {
@@ -195,10 +195,10 @@ pub async fn page(
                 let Some(me) = reader(state, who, Kind::Board, id).await? else {
                     return Ok(Shown::NotFound);
                 };
-                let since = newest_event(state).await?;
+                let since = state.store.newest_event_of(&me.workspace_id).await?;
                 Ok(found(
                     read(state, door, &me, Kind::Board, id).await?,
-                    Some(since),
+                    Some(since.to_string()),
                 ))
             }
             Viewer::Public => Ok(sign_in_first(state)),
@@ -207,7 +207,7 @@ pub async fn page(
     }
 }
 
-fn found(content: Option<Content>, since: Option<i64>) -> Shown<PageView> {
+fn found(content: Option<Content>, since: Option<String>) -> Shown<PageView> {
     match content {
         Some(content) => Shown::Found(PageView { content, since }),
         None => Shown::NotFound,

@@ -77,14 +77,14 @@ color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:b
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
 /// How a share page is shown: the viewer's choice of kiosk mode, and, for a page that
-/// follows its item live, the share id and the newest event id when it was read.
+/// follows its item live, the share id and where its stream resumes.
 #[derive(Debug, Clone, Default)]
 pub struct View {
     /// `?kiosk=1`: the board fills a dark window, no header or footer.
     pub kiosk: bool,
-    /// The share id and the newest event id before the page's state was read: the script
-    /// follows `/share/{id}/events` from there, so nothing committed meanwhile is missed.
-    pub live: Option<(String, i64)>,
+    /// The share id and where its stream resumes (the view's `since`): the script follows
+    /// `/share/{id}/events` from there, so nothing committed meanwhile is missed.
+    pub live: Option<(String, String)>,
 }
 
 /// The page script's URL path: its content hash in the name, so it can be cached forever.
@@ -108,7 +108,7 @@ fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) ->
     let kiosk = if view.kiosk { " class=\"kiosk\"" } else { "" };
     let (live, script, policy) = match &view.live {
         Some((id, since)) => (
-            format!(" data-share=\"{}\" data-since=\"{since}\"", esc(id)),
+            format!(" data-share=\"{}\" data-since=\"{}\"", esc(id), esc(since)),
             format!("<script src=\"{}\" defer></script>", script_path()),
             "script-src 'self'; connect-src 'self'; ",
         ),
@@ -162,7 +162,7 @@ fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str) -> String {
 pub fn view_page(view: &PageView, id: &str, kiosk: bool) -> Page {
     let how = View {
         kiosk,
-        live: view.since.map(|since| (id.to_owned(), since)),
+        live: view.since.clone().map(|since| (id.to_owned(), since)),
     };
     match &view.content {
         Content::Board(b) => board_page(&b.board, &b.placed, &b.blocks, &how),

@@ -130,6 +130,10 @@ const EVENTS_AFTER: &str = "SELECT seq, event, resource_id, version, boards, at,
      WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3";
 const LAST_SEQ: &str = "SELECT COALESCE(MAX(seq), 0) FROM events";
 const OLDEST_SEQ: &str = "SELECT COALESCE(MIN(seq), 0) FROM events";
+const NEWEST_OF: &str = "SELECT COALESCE(MAX(seq), 0) FROM events WHERE workspace_id = $1";
+const OFFER_SHARE_KEY: &str =
+    "INSERT INTO meta (key, value) VALUES ('share_event_key', $1) ON CONFLICT (key) DO NOTHING";
+const SHARE_KEY: &str = "SELECT value FROM meta WHERE key = 'share_event_key'";
 const PRUNE: &str = "DELETE FROM events WHERE at < $1";
 
 /// Reading the log back.
@@ -138,6 +142,11 @@ pub(crate) trait EventStore {
     async fn events_after(&self, ws: &str, seq: i64, limit: i64) -> Result<Vec<Event>>;
     /// The oldest and the newest event ids still in the log (0 when it is empty).
     async fn event_bounds(&self) -> Result<(i64, i64)>;
+    /// The newest event id of workspace `ws` still in the log (0 when it has none).
+    async fn newest_event_of(&self, ws: &str) -> Result<i64>;
+    /// The deployment's key for share streams' event ids: `offer` when none was kept yet,
+    /// else the one kept (in `meta`, so every replica and every restart use the same).
+    async fn share_event_key(&self, offer: &str) -> Result<String>;
     /// Removes the events older than `before` (ms); how many went.
     async fn prune_events(&self, before: i64) -> Result<u64>;
 }
@@ -178,6 +187,26 @@ impl<B: Backend> EventStore for B {
             }
         }
         Ok((bounds[0], bounds[1]))
+    }
+
+    async fn newest_event_of(&self, ws: &str) -> Result<i64> {
+        let row = B::query(NEWEST_OF)
+            .bind(ws)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        Ok(row.map(|r| r.get(0)).transpose()?.unwrap_or(0))
+    }
+
+    async fn share_event_key(&self, offer: &str) -> Result<String> {
+        let mut conn = self.writer().await?;
+        B::query(OFFER_SHARE_KEY)
+            .bind(offer)
+            .execute(&mut *conn)
+            .await?;
+        let row = B::query(SHARE_KEY).fetch_optional(&mut *conn).await?;
+        let row =
+            row.ok_or_else(|| Error::internal("the share event key is missing after its insert"))?;
+        Ok(row.get(0)?)
     }
 
     async fn prune_events(&self, before: i64) -> Result<u64> {

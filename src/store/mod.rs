@@ -197,6 +197,8 @@ impl Store {
         fn remove_collaborator(&self, ws: &str, board_id: &str, user_id: &str) -> Result<bool>;
         fn events_after(&self, ws: &str, seq: i64, limit: i64) -> Result<Vec<Event>>;
         fn event_bounds(&self) -> Result<(i64, i64)>;
+        fn newest_event_of(&self, ws: &str) -> Result<i64>;
+        fn share_event_key(&self, offer: &str) -> Result<String>;
         fn prune_events(&self, before: i64) -> Result<u64>;
         fn board_grant(&self, board_id: &str, user_id: &str) -> Result<Option<(String, String)>>;
         fn grants_holding_pin(&self, ws: &str, pin_id: &str, user_id: &str) -> Result<Vec<String>>;

@@ -19,20 +19,22 @@ pub use session::{safe_next, SESSION_COOKIE};
 
 use crate::{app::AppState, render::Page};
 
-/// The routes of the signed-in web, outside the API and its rate limits. Starting and
-/// finishing a sign-in need no credential, so they count per client address like share
-/// pages (`rate_limits.share.per_minute`).
+/// The routes of the signed-in web, outside the API and its rate limits. Like share pages,
+/// every page, fragment and stream (and starting and finishing a sign-in, which need no
+/// credential) counts per client address (`rate_limits.share.per_minute`, the same minute
+/// as share pages), before its session is looked up; a signed-in user's requests count
+/// per user too (`session::MaybeSignedIn`). Signing out is never refused.
 pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(home))
         .route("/login", get(login::login))
         .route("/auth/callback", get(login::callback))
-        .route_layer(axum::middleware::from_fn_with_state(state, per_address))
-        .route("/logout", post(login::logout))
         .route("/boards", get(boards::list))
         .route("/boards/{id}", get(boards::board))
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
+        .route_layer(axum::middleware::from_fn_with_state(state, per_address))
+        .route("/logout", post(login::logout))
 }
 
 async fn per_address(

@@ -62,16 +62,20 @@ pub(crate) async fn session_principal(
     }
 }
 
-/// The request's session, if any: pages decide what to do without one.
+/// The request's session, if any: pages decide what to do without one. A signed-in
+/// user's request counts against their minute of pages (429 past it), every session of
+/// theirs together: more sessions buy no more.
 pub(crate) struct MaybeSignedIn(pub Option<SignedIn>);
 
 impl FromRequestParts<AppState> for MaybeSignedIn {
     type Rejection = crate::Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self> {
-        Ok(MaybeSignedIn(
-            session_principal(state, &parts.headers).await?,
-        ))
+        let who = session_principal(state, &parts.headers).await?;
+        if let Some(who) = &who {
+            crate::limits::count_user_request(state, &who.principal)?;
+        }
+        Ok(MaybeSignedIn(who))
     }
 }
 

@@ -617,18 +617,37 @@ async fn share_stream(app: &TestApp, id: &str) -> Stream {
 
 /// A share stream at `path` (with its query), opened without a credential.
 async fn share_stream_at(app: &TestApp, path: &str) -> Stream {
-    let response = app
-        .client
-        .get(format!("{}{path}", app.base))
-        .send()
-        .await
-        .expect("open share stream");
+    share_stream_with(app, path, &[]).await
+}
+
+/// A share stream at `path`, opened without a credential, sending `headers`.
+async fn share_stream_with(app: &TestApp, path: &str, headers: &[(&str, &str)]) -> Stream {
+    let mut req = app.client.get(format!("{}{path}", app.base));
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let response = req.send().await.expect("open share stream");
     Stream {
         status: response.status().as_u16(),
         headers: response.headers().clone(),
         response,
         buffer: String::new(),
     }
+}
+
+/// The resume point share page `/share/{id}` carries (`data-since`).
+async fn page_since(app: &TestApp, id: &str) -> String {
+    let html = app
+        .client
+        .get(format!("{}/share/{id}", app.base))
+        .send()
+        .await
+        .expect("share page")
+        .text()
+        .await
+        .expect("body");
+    let since = html.split("data-since=\"").nth(1).expect("a live page");
+    since.split('"').next().unwrap_or_default().to_owned()
 }
 
 /// What a share stream may show of a pin record.
@@ -717,6 +736,7 @@ both_stores! {
         // the notice, which carries nothing of the dataset.
         let pin = new_pin(&app, "uses data").await;
         app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": true})).await.expect(200);
+        let before = page_since(&app, &pin).await;
         let mut stream = share_stream(&app, &pin).await;
         let created = app.post("/v1/datasets", &json!({"name": "secret_numbers", "format": "json",
             "data": {"total": 4242}})).await.expect(200);
@@ -731,11 +751,72 @@ both_stores! {
         let text = events[0].data.to_string();
         assert!(!text.contains("secret") && !text.contains("4242") && !text.contains(&dataset), "{text}");
         assert_eq!(events[1].event.as_deref(), Some("pin.updated"));
-        // Resuming before the notice replays it the same way.
-        let before = (events[0].id.as_deref().unwrap().parse::<i64>().unwrap() - 1).to_string();
+        // Resuming before the notice (where the page was drawn) replays it the same way.
         let mut resumed = share_stream_at(&app, &format!("/share/{pin}/events?last_event_id={before}")).await;
         let again = resumed.next_event().await;
         assert_eq!((again.id, again.data), (events[0].id.clone(), events[0].data.clone()));
+    }
+
+    async fn share_resume_points_say_nothing_of_other_workspaces(app) {
+        // Event ids count every workspace's writes: a share page and its stream carry
+        // tokens of their own workspace's points instead, which other workspaces' writes
+        // don't move, and resume by them (the header or the page's query).
+        let pin = new_pin(&app, "watched").await;
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": true})).await.expect(200);
+        let other = app.key_in("elsewhere", "*").await;
+        let others_write = |n: usize| {
+            let (app, other) = (&app, &other);
+            async move {
+                for i in 0..n {
+                    call(app, other, Method::POST, "/v1/pins", Some(&stat_cards(&format!("other {i}")))).await.expect(200);
+                }
+            }
+        };
+        let drawn = page_since(&app, &pin).await;
+        let mut stream = share_stream_at(&app, &format!("/share/{pin}/events?last_event_id={drawn}")).await;
+        others_write(3).await;
+        assert_eq!(page_since(&app, &pin).await, drawn, "other workspaces' writes don't move it");
+        app.patch(&format!("/v1/pins/{pin}"), &json!({"metadata": {"title": "first"}})).await.expect(200);
+        let first = stream.next_event().await;
+        let first_id = first.id.clone().expect("an id");
+        assert_eq!(page_since(&app, &pin).await, first_id, "a page resumes where its stream is");
+        others_write(2).await;
+        assert_eq!(page_since(&app, &pin).await, first_id);
+        app.patch(&format!("/v1/pins/{pin}"), &json!({"metadata": {"title": "second"}})).await.expect(200);
+        let second = stream.next_event().await;
+        let second_id = second.id.clone().expect("an id");
+        assert_ne!(first_id, second_id);
+        for id in [&drawn, &first_id, &second_id] {
+            assert!(id.parse::<i64>().is_err(), "a token, not an event id: {id}");
+        }
+        // Resuming by the stream's own ids, as a browser sends them, or by the page's query.
+        let events = format!("/share/{pin}/events");
+        let by_header = share_stream_with(&app, &events, &[("Last-Event-ID", first_id.as_str())]).await;
+        let by_query = share_stream_at(&app, &format!("{events}?last_event_id={first_id}")).await;
+        for mut resumed in [by_header, by_query] {
+            let again = resumed.next_event().await;
+            assert_eq!((again.id, again.data), (Some(second_id.clone()), second.data.clone()));
+        }
+        // Another replica over the same database (or this one restarted) reads the same
+        // tokens: the key is the database's.
+        let replica = app.replica("").await;
+        assert_eq!(page_since(&replica, &pin).await, second_id);
+        let mut there = share_stream_with(&replica, &events, &[("Last-Event-ID", first_id.as_str())]).await;
+        assert_eq!(there.next_event().await.id, Some(second_id.clone()));
+        // Anything else resumes nowhere: `reset` first, then the live events. An event id,
+        // garbage, a token changed by a character, another workspace's token.
+        let theirs = call(&app, &other, Method::POST, "/v1/pins", Some(&stat_cards("theirs"))).await.expect(200);
+        let theirs = theirs.data()["id"].as_str().unwrap().to_owned();
+        call(&app, &other, Method::PUT, &format!("/v1/pins/{theirs}/share"), Some(&json!({"is_public": true}))).await.expect(200);
+        let their_token = page_since(&app, &theirs).await;
+        let mut changed = first_id.clone().into_bytes();
+        changed[5] = if changed[5] == b'A' { b'B' } else { b'A' };
+        let changed = String::from_utf8(changed).unwrap();
+        for last in ["1", "garbage", changed.as_str(), their_token.as_str()] {
+            let mut resumed = share_stream_with(&app, &events, &[("Last-Event-ID", last)]).await;
+            assert_eq!(resumed.status, 200, "{last}");
+            assert_eq!(resumed.next_event().await.event.as_deref(), Some("reset"), "{last}");
+        }
     }
 }
 

@@ -238,11 +238,13 @@ both_stores! {
         let page = open_id(&app, &board).await;
         assert_eq!(page.status, 200);
         assert_locked_down(&page);
-        // The body names the stream to follow and the event id the state was read at.
+        // The body names the stream to follow and where it resumes: a token of the point
+        // the state was read at, never an event id.
         let body = page.html.split("<body").nth(1).unwrap();
         assert!(body.starts_with(&format!(" data-share=\"{board}\" data-since=\"")), "{body}");
-        let since: i64 = body.split("data-since=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
-        assert!(since > 0);
+        let since = body.split("data-since=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert_eq!(since.len(), 32, "{since}");
+        assert!(since.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{since}");
         assert!(page.html.contains(&format!(
             "<section class=\"pin g0\" data-pin=\"{pin}\" data-x=\"2\" data-y=\"1\" data-w=\"4\" data-h=\"3\">"
         )), "each cell carries its position");

@@ -127,6 +127,11 @@ struct Web {
 
 impl Web {
     async fn start(postgres: bool, sign_in_on: bool) -> Web {
+        Web::start_with(postgres, sign_in_on, "").await
+    }
+
+    /// [`Web::start`] with `extra` configuration appended.
+    async fn start_with(postgres: bool, sign_in_on: bool, extra: &str) -> Web {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let issuer = format!("http://{}", listener.local_addr().unwrap());
         let idp = Idp {
@@ -145,7 +150,7 @@ impl Web {
         let config = format!(
             "[auth.jwt]\nissuer = \"{issuer}\"\naudience = \"{}\"\nalgorithms = \"RS256\"\n\
              jwks = \"{issuer}/jwks\"\nworkspace_claim = \"org\"\n\
-             [auth.oidc]\nclient_id = \"{client_id}\"\n[events]\nheartbeat_secs = 1\n",
+             [auth.oidc]\nclient_id = \"{client_id}\"\n[events]\nheartbeat_secs = 1\n{extra}",
             idp::AUDIENCE
         );
         let app = if postgres {
@@ -500,4 +505,97 @@ async fn sign_in_is_off_without_a_client_id() {
     let web = Web::start(false, false).await;
     assert_eq!(web.get("/login?next=/boards", None).await.status(), 404);
     assert_eq!(web.get("/boards", None).await.status(), 404);
+}
+
+/// Signed-in pages, their fragments and streams count like share pages: per client address
+/// (before any session is looked up) and per user (every address and session together),
+/// with the share pages' 429.
+mod signed_in_pages_are_rate_limited {
+    use super::*;
+
+    const LIMITS: &str = "[rate_limits.share]\nper_minute = 4\n\
+                          [rate_limits.auth_failures]\nclient_ip_header = \"x-forwarded-for\"\n";
+
+    async fn get_from(
+        web: &Web,
+        address: &str,
+        path: &str,
+        cookie: Option<&str>,
+    ) -> reqwest::Response {
+        let mut req = web
+            .client
+            .get(format!("{}{path}", web.app.base))
+            .header("x-forwarded-for", address);
+        if let Some(cookie) = cookie {
+            req = req.header(header::COOKIE, cookie);
+        }
+        req.send().await.unwrap()
+    }
+
+    async fn assert_limited(res: reqwest::Response) {
+        assert_eq!(res.status(), 429);
+        assert!(res.headers().contains_key(header::RETRY_AFTER));
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(
+            body["error"]["code"],
+            json!("RATE_LIMIT_EXCEEDED"),
+            "{body}"
+        );
+        assert_eq!(body["error"]["details"]["window"], json!("share"), "{body}");
+    }
+
+    async fn check(web: Web) {
+        let board = call(
+            &web.app,
+            &web.app.key,
+            Method::POST,
+            "/v1/pinboards",
+            Some(&json!({"title": "Busy"})),
+        )
+        .await;
+        let id = board.body["data"]["id"].as_str().unwrap().to_owned();
+        let (cookie, _) = web.sign_in("ivan", "default", "/boards").await;
+        let paths = [
+            format!("/boards/{id}"),
+            format!("/boards/{id}/fragment"),
+            format!("/boards/{id}/events"),
+            "/boards".to_owned(),
+        ];
+        // Per address: the pages and the script's routes share its minute.
+        for path in &paths {
+            assert_ne!(
+                get_from(&web, "10.0.0.1", path, None).await.status(),
+                429,
+                "{path}"
+            );
+        }
+        for path in &paths {
+            assert_limited(get_from(&web, "10.0.0.1", path, None).await).await;
+        }
+        // Per user: from four addresses, the fifth request is refused wherever it comes from.
+        for (i, path) in paths.iter().enumerate() {
+            let res = get_from(&web, &format!("10.0.1.{i}"), path, Some(&cookie)).await;
+            assert_eq!(res.status(), 200, "{path}");
+        }
+        assert_limited(get_from(&web, "10.0.2.1", &paths[0], Some(&cookie)).await).await;
+        // Another user, from a fresh address, is not held back by either.
+        let (other, _) = web.sign_in("judy", "default", "/boards").await;
+        assert_eq!(
+            get_from(&web, "10.0.3.1", &paths[0], Some(&other))
+                .await
+                .status(),
+            200
+        );
+    }
+
+    #[tokio::test]
+    async fn sqlite() {
+        check(Web::start_with(false, true, LIMITS).await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        crate::skip_without_postgres!();
+        check(Web::start_with(true, true, LIMITS).await).await;
+    }
 }
