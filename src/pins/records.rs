@@ -201,7 +201,10 @@ mod tests {
         assert!(bytes(&kept.newer) <= 10_000 && bytes(&kept.older) <= 10_000);
         assert_eq!(bytes(&kept.newer), kept.newer_bytes);
         // 18-byte entries: a full generation holds over 500 (the bound is bytes, not a count).
-        assert!(kept.newer.len() + kept.older.len() > 500, "the budget is used");
+        assert!(
+            kept.newer.len() + kept.older.len() > 500,
+            "the budget is used"
+        );
         assert!(
             !kept.older.contains_key("p-00000"),
             "the oldest records are gone"

@@ -282,6 +282,40 @@ both_stores! {
         assert!(place["inputSchema"]["properties"]["pin_id"].is_object(), "{}", place["inputSchema"]);
     }
 
+    // Each tool asks the scope its REST route asks (read from the served description, the
+    // route named at the end of the tool's description): one `Access` stated at two doors
+    // must agree. A key with every scope but that one is refused naming it.
+    async fn each_tool_asks_its_rest_routes_scope(app) {
+        let document = app.send(app.client.get(format!("{}/v1/openapi.json", app.base))).await.body;
+        let res = list_tools(&app, &app.key).await;
+        let tools = answered(&res, 2)["tools"].as_array().expect("tools").clone();
+        let mut checked = 0;
+        let every = ["pins:read", "pins:write", "pins:share", "pinboards:read", "pinboards:write",
+                     "pinboards:invite", "datasets:read", "datasets:write"];
+        for tool in &tools {
+            let name = tool["name"].as_str().unwrap();
+            let description = tool["description"].as_str().unwrap();
+            let route = description.rsplit_once('(').and_then(|(_, r)| r.strip_suffix(").")).expect(description);
+            let (method, path) = route.split_once(' ').expect(route);
+            let operation = &document["paths"][path][method.to_lowercase()];
+            assert!(operation.is_object(), "{name}: {method} {path} is described");
+            let Some(scope) = operation["security"][0]["bearer"][0].as_str() else {
+                continue; // any valid credential (the catalogue)
+            };
+            let others: Vec<&str> = every.iter().copied().filter(|s| *s != scope).collect();
+            let key = app.key_with(&others.join(",")).await;
+            let mut arguments = json!({});
+            if WITH_ID.contains(&name) {
+                arguments["id"] = json!("x-unknown");
+            }
+            let (_, result) = call_tool(&app, &key, name, arguments).await;
+            let error = refused(&result, "SCOPE_REQUIRED");
+            assert_eq!(error["details"]["required_scope"], json!(scope), "{name}: {result}");
+            checked += 1;
+        }
+        assert_eq!(checked, 17, "every tool but the catalogue needs a scope");
+    }
+
     async fn list_pin_types_is_the_rest_catalogue(app) {
         let data = ok(&app, &app.key, "list_pin_types", json!({})).await;
         let rest = app.get("/v1/pin-types").await.expect(200);
