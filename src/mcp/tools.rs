@@ -118,7 +118,7 @@ use Scope as S;
 
 tools! {
     "list_pin_types" => A::ANY, write: false, batch: None, path: Path::None, schema: empty,
-        "The 18 pin types with each one's configuration schema and an example (GET /v1/pin-types).",
+        "Every pin type with its configuration schema and an example (GET /v1/pin-types).",
         op!(|_s, _who, _id, _args| pin_types::entries());
     "create_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateBody>,

@@ -1,6 +1,6 @@
 //! Pin types and the validation of their configurations.
 //!
-//! The catalogue is CONTRACT.md 5: 18 types, listed in [`PinType::ALL`]. Each
+//! The catalogue is CONTRACT.md 5: the types listed in [`PinType::ALL`]. Each
 //! lives in its own file (`line-chart`, `area-chart` and `bar-chart` share
 //! `charts.rs`) as plain serde structs with `#[serde(deny_unknown_fields)]`
 //! that also derive [`schemars::JsonSchema`], plus a `PinConfig::check` for
