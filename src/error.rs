@@ -81,8 +81,8 @@ pub enum Error {
         reset_at: i64,
         retry_after: u64,
     },
-    #[error("too many open event streams for this credential or address (at most {limit})")]
-    TooManyStreams { limit: u32 },
+    #[error("too many open event streams for this {per} (at most {limit})")]
+    TooManyStreams { limit: u32, per: &'static str },
     #[error("the store is unavailable; retry shortly")]
     Unavailable,
     #[error("internal error")]
@@ -251,7 +251,11 @@ impl Error {
                 "tier": tier,
                 "upgrade_url": upgrade_url,
             })),
-            Error::TooManyStreams { limit } => Some(json!({ "limit": limit, "window": "streams" })),
+            Error::TooManyStreams { limit, per } => Some(json!({
+                "limit": limit,
+                "window": "streams",
+                "per": per,
+            })),
             Error::TooManyShareRequests {
                 limit, reset_at, ..
             } => Some(json!({
@@ -448,7 +452,10 @@ mod tests {
                 reset_at: 0,
                 retry_after: 1,
             },
-            Error::TooManyStreams { limit: 1 },
+            Error::TooManyStreams {
+                limit: 1,
+                per: "workspace",
+            },
             Error::Unavailable,
             Error::internal(""),
         ]
