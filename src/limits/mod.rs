@@ -8,11 +8,14 @@
 
 mod guard;
 mod middleware;
+mod open;
 pub(crate) mod postgres;
 
 pub use guard::AddressGuard;
 pub use middleware::enforce;
 pub(crate) use middleware::{client_address, count_share_request, guarded_authenticate};
+pub(crate) use open::count_in_flight;
+pub use open::{OpenPerAddress, Place};
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 

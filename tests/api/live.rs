@@ -379,7 +379,8 @@ fn big_json_pin(i: usize) -> Value {
 }
 
 /// A stream with `overrides` settings on a store of each kind.
-async fn each_store(overrides: &str) -> Vec<TestApp> {
+/// A server with `overrides` on each store there is.
+pub async fn each_store(overrides: &str) -> Vec<TestApp> {
     let mut apps = vec![TestApp::sqlite_with(overrides).await];
     if postgres_available().await {
         apps.push(TestApp::postgres_with(overrides).await);
