@@ -68,6 +68,8 @@ pub struct AppState {
     pub rendered: Arc<RenderedCache>,
     /// The live event streams of this replica.
     pub events: Arc<Hub>,
+    /// Connections (behind a proxy: requests in flight) per client address.
+    pub open_per_address: Arc<crate::limits::OpenPerAddress>,
 }
 
 impl AppState {
@@ -89,6 +91,9 @@ impl AppState {
         events.prune_in_background();
         AppState {
             events,
+            open_per_address: crate::limits::OpenPerAddress::new(
+                settings.http.max_connections_per_address,
+            ),
             limiter: Arc::new(Limiter::for_store(&store)),
             clock: Arc::new(SystemClock),
             auth_guard: Arc::default(),
@@ -190,12 +195,15 @@ pub fn router(state: AppState) -> Router {
             tracing::info!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
         });
     let stall = Duration::from_secs(state.settings.http.body_stall_secs);
+    let in_flight =
+        axum::middleware::from_fn_with_state(state.clone(), crate::limits::count_in_flight);
     crate::api::router(state).layer(
         ServiceBuilder::new()
             .map_request(move |req| crate::connections::stall_limited(req, stall))
             .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
             .layer(trace)
             .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+            .layer(in_flight)
             .layer(CatchPanicLayer::custom(|_| {
                 axum::response::IntoResponse::into_response(Error::internal("handler panicked"))
             }))
@@ -222,8 +230,16 @@ pub async fn serve(
     let events = state.events.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let http = state.settings.http.clone();
+    // Without a proxy's header the address is the TCP peer: counted per connection.
+    let per_peer = state
+        .settings
+        .rate_limits
+        .auth_failures
+        .client_ip_header
+        .is_empty()
+        .then(|| state.open_per_address.clone());
     let app = router(state);
-    let server = crate::connections::serve(listener, app, http, async move {
+    let server = crate::connections::serve(listener, app, http, per_peer, async move {
         shutdown.await;
         ready.store(false, Ordering::Relaxed);
         tracing::info!("shutting down: finishing in-flight requests");

@@ -121,6 +121,11 @@ impl Settings {
                     .into(),
             ));
         }
+        if self.http.max_connections_per_address == 0 {
+            return Err(ConfigError(
+                "http.max_connections_per_address must be at least 1".into(),
+            ));
+        }
         if self.rate_limits.write_bucket.window_secs == 0 {
             return Err(ConfigError(
                 "rate_limits.write_bucket.window_secs must be at least 1".into(),

@@ -43,6 +43,8 @@ use tokio::{
 };
 use tower::{Service, ServiceExt};
 
+use crate::limits::OpenPerAddress;
+
 /// `[http]` settings: limits on slow and idle connections.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct HttpSettings {
@@ -56,6 +58,9 @@ pub struct HttpSettings {
     /// Niceness (0-19) of the threads that serve event streams: above 0, a machine short of
     /// CPU runs requests first and pushes to viewers with what is left (see [`serve`]).
     pub stream_nice: i32,
+    /// Connections one client address may hold open; behind a proxy, its requests in flight
+    /// (see [`crate::limits::OpenPerAddress`]).
+    pub max_connections_per_address: usize,
 }
 
 /// What a connection is doing, shared by its socket, its service and its watchdog.
@@ -217,7 +222,9 @@ pub fn stall_limited(req: Request, stall: Duration) -> Request {
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then asks every connection to
-/// finish its requests and waits for them; `stopping` is told when that begins.
+/// finish its requests and waits for them; `stopping` is told when that begins. With
+/// `per_peer`, each connection holds a place of its TCP peer's address from accept to close,
+/// and one past the address's cap is closed at once.
 ///
 /// A connection whose response is an event stream (HTTP/1) moves to threads of its own,
 /// niced by `http.stream_nice`: every event is a write on each viewer's socket, and when
@@ -227,6 +234,7 @@ pub async fn serve(
     listener: TcpListener,
     app: Router,
     settings: HttpSettings,
+    per_peer: Option<Arc<OpenPerAddress>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let streams = StreamThreads::start(settings.stream_nice)?;
@@ -246,6 +254,16 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
+        let place = match &per_peer {
+            Some(open) => match open.take(peer.ip()) {
+                Some(place) => Some(place),
+                None => {
+                    tracing::debug!(%peer, "refused a connection: its address holds its cap");
+                    continue;
+                }
+            },
+            None => None,
+        };
         let _ = stream.set_nodelay(true);
         let watch = Watch::new();
         let io = TokioIo::new(Watched {
@@ -260,6 +278,7 @@ pub async fn serve(
         let settings = settings.clone();
         let guard = watch.clone();
         let served = async move {
+            let _place = place;
             let watchdog = async {
                 let mut tick = tokio::time::interval(Duration::from_millis(500));
                 loop {

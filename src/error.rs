@@ -81,8 +81,10 @@ pub enum Error {
         reset_at: i64,
         retry_after: u64,
     },
-    #[error("too many open event streams for this credential or address (at most {limit})")]
-    TooManyStreams { limit: u32 },
+    #[error("too many open event streams for this {per} (at most {limit})")]
+    TooManyStreams { limit: u32, per: &'static str },
+    #[error("too many open connections from this address (at most {limit})")]
+    TooManyConnections { limit: u32 },
     #[error("the store is unavailable; retry shortly")]
     Unavailable,
     #[error("internal error")]
@@ -163,7 +165,8 @@ impl Error {
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }
             | Error::TooManyShareRequests { .. }
-            | Error::TooManyStreams { .. } => StatusCode::TOO_MANY_REQUESTS,
+            | Error::TooManyStreams { .. }
+            | Error::TooManyConnections { .. } => StatusCode::TOO_MANY_REQUESTS,
             Error::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Error::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -205,7 +208,8 @@ impl Error {
             Error::RateLimited { .. }
             | Error::TooManyAuthFailures { .. }
             | Error::TooManyShareRequests { .. }
-            | Error::TooManyStreams { .. } => "RATE_LIMIT_EXCEEDED",
+            | Error::TooManyStreams { .. }
+            | Error::TooManyConnections { .. } => "RATE_LIMIT_EXCEEDED",
             Error::Unavailable => "SERVICE_UNAVAILABLE",
             Error::Internal(_) => "INTERNAL_ERROR",
         }
@@ -251,7 +255,16 @@ impl Error {
                 "tier": tier,
                 "upgrade_url": upgrade_url,
             })),
-            Error::TooManyStreams { limit } => Some(json!({ "limit": limit, "window": "streams" })),
+            Error::TooManyStreams { limit, per } => Some(json!({
+                "limit": limit,
+                "window": "streams",
+                "per": per,
+            })),
+            Error::TooManyConnections { limit } => Some(json!({
+                "limit": limit,
+                "window": "connections",
+                "per": "address",
+            })),
             Error::TooManyShareRequests {
                 limit, reset_at, ..
             } => Some(json!({
@@ -376,7 +389,7 @@ impl IntoResponse for Error {
             Error::RateLimited { retry_after, .. }
             | Error::TooManyAuthFailures { retry_after, .. }
             | Error::TooManyShareRequests { retry_after, .. } => Some(*retry_after),
-            Error::TooManyStreams { .. } => Some(1),
+            Error::TooManyStreams { .. } | Error::TooManyConnections { .. } => Some(1),
             _ => None,
         };
         if let Some(secs) = retry_after {
@@ -448,14 +461,18 @@ mod tests {
                 reset_at: 0,
                 retry_after: 1,
             },
-            Error::TooManyStreams { limit: 1 },
+            Error::TooManyStreams {
+                limit: 1,
+                per: "workspace",
+            },
+            Error::TooManyConnections { limit: 1 },
             Error::Unavailable,
             Error::internal(""),
         ]
     }
 
     /// How many variants [`Error`] has.
-    const VARIANTS: usize = 19;
+    const VARIANTS: usize = 20;
 
     /// The variant's position: a new variant doesn't compile until it is numbered here, and
     /// [`one_of_each_variant_is_listed`] fails until [`one_of_each`] has one.
@@ -478,8 +495,9 @@ mod tests {
             Error::TooManyAuthFailures { .. } => 14,
             Error::TooManyShareRequests { .. } => 15,
             Error::TooManyStreams { .. } => 16,
-            Error::Unavailable => 17,
-            Error::Internal(_) => 18,
+            Error::TooManyConnections { .. } => 17,
+            Error::Unavailable => 18,
+            Error::Internal(_) => 19,
         }
     }
 

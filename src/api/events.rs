@@ -1,7 +1,8 @@
 //! `GET /events`: the caller's workspace's changes as they commit, over Server-Sent Events
 //! (CONTRACT.md 10). Scope `pins:read`; a collaborator may follow their board with only
 //! `pinboard_id`. Opening a stream costs one token (the rate-limit layer's price of any
-//! request); at most `events.max_streams_per_key` are open per credential.
+//! request); at most `events.max_streams_per_key` are open per credential, and
+//! `events.max_streams_per_workspace` per workspace, all its credentials together.
 
 use aide::{
     axum::{routing::get_with, ApiRouter},
@@ -60,10 +61,7 @@ async fn events(
     let principal = authorize(&state, principal, Access::board(Scope::PinsRead), board).await?;
     let resume = Resume::requested(&headers, last_id);
     let hub = &state.events;
-    let admission = hub.admit(
-        format!("credential:{}", principal.subject.id()),
-        hub.settings().max_streams_per_key,
-    )?;
+    let admission = hub.admit(principal.subject.id(), &principal.workspace_id)?;
     let body = hub
         .stream(&principal.workspace_id, filter, resume, admission)
         .await?;
@@ -134,7 +132,7 @@ impl OperationOutput for EventStream {
                 Some(429),
                 docs::error_response(
                     ctx,
-                    "Rate limited, or `events.max_streams_per_key` streams already open: `RATE_LIMIT_EXCEEDED`",
+                    "Rate limited, or the credential's (`events.max_streams_per_key`) or the workspace's (`events.max_streams_per_workspace`) streams already open: `RATE_LIMIT_EXCEEDED`, `details.per` naming which",
                 ),
             ),
         ]

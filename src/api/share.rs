@@ -140,10 +140,7 @@ async fn open_share_stream(
     let address = client_address(&request.headers, &request.extensions, guard)
         .map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     let hub = &state.events;
-    let admission = hub.admit(
-        format!("address:{address}"),
-        hub.settings().max_share_streams_per_address,
-    )?;
+    let admission = hub.admit_share(&address)?;
     let resume = Resume::requested_in(&request.headers, request.uri.query());
     Ok(Some(
         hub.share_stream(&workspace_id, id, resume, admission)

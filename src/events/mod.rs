@@ -41,6 +41,9 @@ pub use stream::{Filter, Resume};
 pub struct EventSettings {
     /// Open streams per credential (API key or user), per replica.
     pub max_streams_per_key: usize,
+    /// Open streams per workspace, all its credentials together, per replica: a `*` key
+    /// can mint keys, each with its own `max_streams_per_key`.
+    pub max_streams_per_workspace: usize,
     /// Open share streams (`/share/{id}/events`) per client address, per replica.
     pub max_share_streams_per_address: usize,
     /// How long the log keeps events: the furthest back a client can resume.
@@ -81,12 +84,13 @@ impl Render for Records {
 }
 
 /// One replica's live side: the feeds of the workspaces someone watches, the open streams
-/// per credential, and the switch that ends every stream at shutdown.
+/// per credential, workspace and share viewer's address, and the switch that ends every
+/// stream at shutdown.
 pub struct Hub {
     store: Store,
     settings: EventSettings,
     feeds: Mutex<HashMap<String, Weak<Feed>>>,
-    open: Mutex<HashMap<String, usize>>,
+    open: Mutex<HashMap<Counted, usize>>,
     stop: watch::Sender<bool>,
     /// The share streams' ids, once read from the store.
     share_ids: tokio::sync::OnceCell<token::ShareIds>,
@@ -139,20 +143,41 @@ impl Hub {
         self.feeds.lock().ok()?.get(ws).and_then(Weak::upgrade)
     }
 
-    /// Counts a stream of `who` against `limit`; the stream holds the [`Admission`] while it
-    /// is open. 429 beyond the limit.
-    pub(crate) fn admit(self: &Arc<Self>, who: String, limit: usize) -> Result<Admission> {
+    /// Counts a stream of `subject` (an API key or user) in workspace `ws` against both
+    /// `events.max_streams_per_key` and `events.max_streams_per_workspace`; the stream holds
+    /// the [`Admission`] while it is open. 429 when either is reached.
+    pub(crate) fn admit(self: &Arc<Self>, subject: &str, ws: &str) -> Result<Admission> {
+        self.count(vec![
+            Counted::Credential(subject.to_owned()),
+            Counted::Workspace(ws.to_owned()),
+        ])
+    }
+
+    /// Counts a share stream (no credential) against its client address's
+    /// `events.max_share_streams_per_address`, and nothing else: anonymous viewers can't use
+    /// up the places of the workspace's own keys and users. 429 beyond.
+    pub(crate) fn admit_share(self: &Arc<Self>, address: &str) -> Result<Admission> {
+        self.count(vec![Counted::ShareAddress(address.to_owned())])
+    }
+
+    /// One more stream for each of `counted`, when none is at its cap; otherwise none.
+    fn count(self: &Arc<Self>, counted: Vec<Counted>) -> Result<Admission> {
         let mut open = self.open.lock().map_err(|_| poisoned())?;
-        let count = open.entry(who.clone()).or_default();
-        if *count >= limit {
-            return Err(Error::TooManyStreams {
-                limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            });
+        for place in &counted {
+            let (limit, per) = place.cap(&self.settings);
+            if open.get(place).copied().unwrap_or(0) >= limit {
+                return Err(Error::TooManyStreams {
+                    limit: u32::try_from(limit).unwrap_or(u32::MAX),
+                    per,
+                });
+            }
         }
-        *count += 1;
+        for place in &counted {
+            *open.entry(place.clone()).or_default() += 1;
+        }
         Ok(Admission {
             hub: self.clone(),
-            who,
+            counted,
         })
     }
 
@@ -179,19 +204,40 @@ fn poisoned() -> Error {
     Error::internal("events hub lock poisoned")
 }
 
-/// An open stream, counted for its credential until dropped.
+/// What open streams are counted against, each with its cap.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Counted {
+    Credential(String),
+    Workspace(String),
+    ShareAddress(String),
+}
+
+impl Counted {
+    /// The cap, and what it is per (the 429's `details.per`).
+    fn cap(&self, settings: &EventSettings) -> (usize, &'static str) {
+        match self {
+            Counted::Credential(_) => (settings.max_streams_per_key, "credential"),
+            Counted::Workspace(_) => (settings.max_streams_per_workspace, "workspace"),
+            Counted::ShareAddress(_) => (settings.max_share_streams_per_address, "address"),
+        }
+    }
+}
+
+/// An open stream, counted until dropped.
 pub(crate) struct Admission {
     hub: Arc<Hub>,
-    who: String,
+    counted: Vec<Counted>,
 }
 
 impl Drop for Admission {
     fn drop(&mut self) {
         if let Ok(mut open) = self.hub.open.lock() {
-            if let Some(count) = open.get_mut(&self.who) {
-                *count = count.saturating_sub(1);
-                if *count == 0 {
-                    open.remove(&self.who);
+            for place in &self.counted {
+                if let Some(count) = open.get_mut(place) {
+                    *count = count.saturating_sub(1);
+                    if *count == 0 {
+                        open.remove(place);
+                    }
                 }
             }
         }

@@ -8,6 +8,7 @@
 
 mod guard;
 mod middleware;
+mod open;
 pub(crate) mod postgres;
 
 pub use guard::AddressGuard;
@@ -15,6 +16,8 @@ pub use middleware::enforce;
 pub(crate) use middleware::{
     client_address, count_share_request, count_user_request, guarded_authenticate,
 };
+pub(crate) use open::count_in_flight;
+pub use open::{OpenPerAddress, Place};
 
 use std::{collections::HashMap, sync::Mutex, time::Duration};
 

@@ -165,10 +165,7 @@ async fn open_events(
     };
     let resume = Resume::requested_in(headers, uri.query());
     let hub = &state.events;
-    let admission = hub.admit(
-        format!("credential:{}", me.subject.id()),
-        hub.settings().max_streams_per_key,
-    )?;
+    let admission = hub.admit(me.subject.id(), &me.workspace_id)?;
     let filter = Filter {
         pinboard_ids: vec![id.to_owned()],
         dataset_notices: true,

@@ -9,7 +9,7 @@ use tokio::{
     net::TcpStream,
 };
 
-use crate::{both_stores, helpers::*, pinboards::new_pin};
+use crate::{both_stores, helpers::*, live::each_store, pinboards::new_pin};
 
 macro_rules! one_connection {
     ($(async fn $name:ident($app:ident) $body:block)*) => {$(
@@ -181,4 +181,116 @@ async fn a_failed_transaction_leaves_no_locks() {
         .await
         .expect("the row is not locked by the failed request");
     assert_eq!(updated.rows_affected(), 1);
+}
+
+/// Five connections from one address, idle ones included: a sixth is closed before a byte is
+/// read, and closing one frees its place.
+#[tokio::test]
+async fn each_address_may_hold_only_so_many_connections() {
+    for app in each_store("[http]\nmax_connections_per_address = 5\n").await {
+        let addr = app.base.trim_start_matches("http://").to_owned();
+        let mut held = Vec::new();
+        for _ in 0..5 {
+            held.push(TcpStream::connect(&addr).await.unwrap());
+        }
+        // The held ones are accepted before the sixth: each answers a request.
+        for conn in &mut held {
+            assert!(health(conn, true).await.starts_with("HTTP/1.1 200"));
+        }
+        let mut sixth = TcpStream::connect(&addr).await.unwrap();
+        let mut byte = [0u8; 1];
+        let closed = tokio::time::timeout(Duration::from_secs(5), sixth.read(&mut byte))
+            .await
+            .expect("closed at once, not left waiting");
+        assert!(
+            matches!(closed, Ok(0) | Err(_)),
+            "the sixth is closed: {closed:?}"
+        );
+
+        held.pop();
+        let mut answered = String::new();
+        for _ in 0..50 {
+            let mut again = TcpStream::connect(&addr).await.unwrap();
+            answered = health(&mut again, false).await;
+            if answered.starts_with("HTTP/1.1 200") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            answered.starts_with("HTTP/1.1 200"),
+            "a closed connection frees its place: {answered:?}"
+        );
+    }
+}
+
+/// Behind a proxy every connection comes from the proxy: requests in flight (an event stream
+/// until it ends) count against the address the header names, 429 beyond.
+#[tokio::test]
+async fn behind_a_proxy_each_named_address_may_hold_only_so_many_requests() {
+    let config = "[http]\nmax_connections_per_address = 2\n[events]\nheartbeat_secs = 1\n\
+                  [rate_limits.auth_failures]\nclient_ip_header = \"x-forwarded-for\"\n";
+    for app in each_store(config).await {
+        let stream = |from: &'static str| {
+            app.client
+                .get(format!("{}/v1/events", app.base))
+                .bearer_auth(&app.key)
+                .header("x-forwarded-for", from)
+                .send()
+        };
+        let first = stream("203.0.113.7").await.unwrap();
+        let _second = stream("203.0.113.7").await.unwrap();
+        assert_eq!(first.status(), 200);
+        let third = stream("203.0.113.7").await.unwrap();
+        assert_eq!(
+            third.status(),
+            429,
+            "a third request in flight from the address"
+        );
+        assert_eq!(third.headers()["retry-after"], "1");
+        let body: Value = third.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "RATE_LIMIT_EXCEEDED");
+        assert_eq!(
+            body["error"]["details"],
+            serde_json::json!({"limit": 2, "window": "connections", "per": "address"})
+        );
+        // The proxy's own address (the TCP peer of all of them) isn't what is capped.
+        for other in ["203.0.113.8", "203.0.113.9"] {
+            assert_eq!(stream(other).await.unwrap().status(), 200);
+        }
+
+        drop(first);
+        // The server notices the closed stream at its next write (a heartbeat at most).
+        let mut status = 0;
+        for _ in 0..50 {
+            let again = app
+                .client
+                .get(format!("{}/healthz", app.base))
+                .header("x-forwarded-for", "203.0.113.7")
+                .send()
+                .await
+                .unwrap();
+            status = again.status().as_u16();
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, 200, "a closed stream frees its place");
+    }
+}
+
+/// `GET /healthz` on `conn`, kept alive or not; the answer's head.
+async fn health(conn: &mut TcpStream, keep_alive: bool) -> String {
+    let connection = if keep_alive { "keep-alive" } else { "close" };
+    let request =
+        format!("GET /healthz HTTP/1.1\r\nHost: test\r\nConnection: {connection}\r\n\r\n");
+    if conn.write_all(request.as_bytes()).await.is_err() {
+        return String::new();
+    }
+    let mut buf = vec![0u8; 4096];
+    match tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf)).await {
+        Ok(Ok(n)) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+        _ => String::new(),
+    }
 }

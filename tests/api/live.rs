@@ -379,7 +379,8 @@ fn big_json_pin(i: usize) -> Value {
 }
 
 /// A stream with `overrides` settings on a store of each kind.
-async fn each_store(overrides: &str) -> Vec<TestApp> {
+/// A server with `overrides` on each store there is.
+pub async fn each_store(overrides: &str) -> Vec<TestApp> {
     let mut apps = vec![TestApp::sqlite_with(overrides).await];
     if postgres_available().await {
         apps.push(TestApp::postgres_with(overrides).await);
@@ -506,7 +507,11 @@ async fn each_credential_may_hold_only_so_many_streams() {
         let _second = watch(&app, "").await;
         let third = app.get("/v1/events").await;
         assert_eq!(third.header("retry-after"), Some("1"));
-        third.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        let third = third.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        assert_eq!(
+            third.body["error"]["details"],
+            json!({"limit": 2, "window": "streams", "per": "credential"})
+        );
         let other = app.key_with("pins:read").await;
         assert_eq!(
             Stream::open(&app, "/v1/events", &other, &[]).await.status,
@@ -524,6 +529,77 @@ async fn each_credential_may_hold_only_so_many_streams() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         assert_eq!(status, 200);
+    }
+}
+
+/// A `*` key can mint keys, each with its own per-key cap: the workspace's streams are
+/// capped together. Another workspace, and anonymous viewers of a public pin (counted per
+/// address), keep their places.
+#[tokio::test]
+async fn each_workspace_may_hold_only_so_many_streams() {
+    for app in each_store("[events]\nmax_streams_per_workspace = 3\nheartbeat_secs = 1\n").await {
+        let mut minted = Vec::new();
+        for i in 0..4 {
+            let made = app
+                .post(
+                    "/v1/api-keys",
+                    &json!({"name": format!("minted {i}"), "scopes": ["pins:read"]}),
+                )
+                .await
+                .expect(200);
+            minted.push(made.data()["key"].as_str().expect("a key").to_owned());
+        }
+        let mut open = Vec::new();
+        for key in &minted[..3] {
+            let stream = Stream::open(&app, "/v1/events", key, &[]).await;
+            assert_eq!(stream.status, 200);
+            open.push(stream);
+        }
+        let refused = Stream::open(&app, "/v1/events", &minted[3], &[]).await;
+        assert_eq!(refused.status, 429, "a fourth stream in the workspace");
+        assert_eq!(
+            refused.headers.get("retry-after").map(|v| v.as_bytes()),
+            Some(&b"1"[..])
+        );
+        let refused = refused.response.json::<Value>().await.expect("an envelope");
+        assert_eq!(refused["error"]["code"], json!("RATE_LIMIT_EXCEEDED"));
+        assert_eq!(
+            refused["error"]["details"],
+            json!({"limit": 3, "window": "streams", "per": "workspace"})
+        );
+        let elsewhere = app.key_in("ws-other", "pins:read").await;
+        assert_eq!(
+            Stream::open(&app, "/v1/events", &elsewhere, &[])
+                .await
+                .status,
+            200
+        );
+        let pin = new_pin(&app, "public").await;
+        app.put(
+            &format!("/v1/pins/{pin}/share"),
+            &json!({"is_public": true}),
+        )
+        .await
+        .expect(200);
+        assert_eq!(
+            share_stream(&app, &pin).await.status,
+            200,
+            "share streams count apart"
+        );
+
+        open.remove(0);
+        // The server notices the closed stream at its next write (a heartbeat at most).
+        let mut status = 0;
+        for _ in 0..50 {
+            status = Stream::open(&app, "/v1/events", &minted[3], &[])
+                .await
+                .status;
+            if status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(status, 200, "a closed stream frees its place");
     }
 }
 
