@@ -46,8 +46,10 @@ export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE=2000000000
 export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR=2000000000
 export CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY=2000000000
 export RUST_LOG=warn CORKBOARD_MAX_CONNECTIONS=$CONNS
-# Enough streams for 1,000 viewers of one key.
+# Enough streams for 1,000 viewers of one key (and workspace), all from 127.0.0.1.
 export CORKBOARD_EVENTS__MAX_STREAMS_PER_KEY=5000
+export CORKBOARD_EVENTS__MAX_STREAMS_PER_WORKSPACE=5000
+export CORKBOARD_HTTP__MAX_CONNECTIONS_PER_ADDRESS=5000
 unset DATABASE_URL
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
