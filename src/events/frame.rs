@@ -6,13 +6,12 @@ use std::sync::OnceLock;
 use axum::body::Bytes;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use super::kind::{EventKind, Resource};
 use crate::{
     clock,
     error::{Error, Result},
-    store::Event,
+    store::{Event, JsonText},
 };
 
 /// What an event's `data:` line holds (one line of JSON).
@@ -34,7 +33,7 @@ pub(crate) struct FrameData<'a> {
     /// The record as a GET returns it after the change; `{"id", "deleted": true}` for a
     /// delete; for `pinboard.*` the board with its placements.
     #[schemars(schema_with = "crate::wire::body::any_value")]
-    data: &'a RawValue,
+    data: &'a JsonText,
 }
 
 /// What share streams and pages are sent of a dataset change: its type and time only.
@@ -71,7 +70,7 @@ pub(crate) struct Frame {
     /// The rest of the event, kept for the public frame.
     version: Option<i64>,
     at: i64,
-    data: Box<RawValue>,
+    data: JsonText,
 }
 
 impl Frame {
@@ -94,7 +93,7 @@ impl Frame {
     }
 
     /// This event's `data:` line, carrying `record`.
-    fn with<'a>(&'a self, record: &'a RawValue) -> FrameData<'a> {
+    fn with<'a>(&'a self, record: &'a JsonText) -> FrameData<'a> {
         FrameData {
             kind: self.kind,
             id: &self.resource_id,
@@ -134,7 +133,7 @@ impl Frame {
 
     /// The public form of this frame, under `id`.
     fn public_frame(&self, id: &str) -> Result<Bytes> {
-        let record = || serde_json::from_str(self.data.get()).unwrap_or_default();
+        let record = || serde_json::from_str(self.data.as_str()).unwrap_or_default();
         let public = match self.kind.resource() {
             Resource::Dataset => {
                 let notice = Notice {
@@ -146,7 +145,7 @@ impl Frame {
             Resource::Pinboard => public_board(&record()),
             Resource::Pin => public_pin(&record()),
         };
-        let public = serde_json::value::to_raw_value(&public).map_err(Error::internal)?;
+        let public = JsonText::new(&public)?;
         frame_bytes(id, self.kind, &self.with(&public))
     }
 }
@@ -211,7 +210,7 @@ mod tests {
             version,
             boards: Vec::new(),
             at: 0,
-            data: RawValue::from_string(data.into()).expect("JSON"),
+            data: JsonText::stored(data).expect("JSON"),
         }
     }
 

@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::sql::{Backend, Record};
-use super::{Dataset, Pin, Pinboard, PlacedPin};
+use super::{Dataset, JsonText, Pin, Pinboard, PlacedPin};
 use crate::{
     error::{Error, Result},
     events::EventKind,
@@ -89,7 +88,7 @@ pub struct Event {
     pub boards: Vec<String>,
     pub at: i64,
     /// The record (JSON) as [`NewEvent::data`] stored it.
-    pub data: Box<RawValue>,
+    pub data: JsonText,
 }
 
 /// Which workspaces have new events: sent after each commit that appended some (SQLite), or
@@ -171,8 +170,7 @@ impl<B: Backend> EventStore for B {
                     version: r.get(3)?,
                     boards: r.list(4)?,
                     at: r.get(5)?,
-                    data: RawValue::from_string(r.get(6)?)
-                        .map_err(|e| Error::internal_in("stored event data", e))?,
+                    data: JsonText::stored(r.get::<String>(6)?)?,
                 })
             })
             .collect()
