@@ -189,13 +189,20 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body that holds its request's [`InFlight`] until hyper has sent it.
-struct Tracked {
+/// A response body that holds `G` (its request's [`InFlight`], a place in a cap) until it
+/// has been sent or dropped.
+pub(crate) struct Tracked<G> {
     body: Body,
-    _in_flight: InFlight,
+    _held: G,
 }
 
-impl http_body::Body for Tracked {
+impl<G> Tracked<G> {
+    pub(crate) fn new(body: Body, held: G) -> Self {
+        Tracked { body, _held: held }
+    }
+}
+
+impl<G: Unpin + Send + 'static> http_body::Body for Tracked<G> {
     type Data = axum::body::Bytes;
     type Error = axum::Error;
 
@@ -387,7 +394,7 @@ fn connection_service(
     watch: Arc<Watch>,
 ) -> impl Service<
     Request<hyper::body::Incoming>,
-    Response = Response<Tracked>,
+    Response = Response<Tracked<InFlight>>,
     Error = std::convert::Infallible,
     Future = impl Send,
 > + Clone
@@ -405,10 +412,7 @@ fn connection_service(
             if http1 && is_event_stream(&response) {
                 watch.streaming.store(true, Ordering::Release);
             }
-            Ok(response.map(|body| Tracked {
-                body,
-                _in_flight: in_flight,
-            }))
+            Ok(response.map(|body| Tracked::new(body, in_flight)))
         }
     })
 }

@@ -12,19 +12,17 @@
 use std::{
     collections::HashMap,
     net::IpAddr,
-    pin::Pin,
     sync::{Arc, Mutex},
-    task::{Context, Poll},
 };
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     extract::{Request, State},
     middleware::Next,
     response::{IntoResponse, Response},
 };
 
-use crate::{app::AppState, error::Error};
+use crate::{app::AppState, connections::Tracked, error::Error};
 
 /// Open connections (or requests in flight) per client address.
 pub struct OpenPerAddress {
@@ -98,36 +96,7 @@ pub(crate) async fn count_in_flight(
     let Some(place) = state.open_per_address.take(ip) else {
         return state.open_per_address.refusal().into_response();
     };
-    next.run(req).await.map(|body| {
-        Body::new(Holding {
-            body,
-            _place: place,
-        })
-    })
-}
-
-/// A response body that holds its request's [`Place`] until it is sent or dropped.
-struct Holding {
-    body: Body,
-    _place: Place,
-}
-
-impl http_body::Body for Holding {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
-    }
+    next.run(req)
+        .await
+        .map(|body| Body::new(Tracked::new(body, place)))
 }
