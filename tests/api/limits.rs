@@ -252,6 +252,7 @@ limited! {
         call(&app, "cbk_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", Method::GET, "/v1/pins", None)
             .await
             .expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        call(&app, "", Method::GET, "/v1/pins", None).await.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
         call(&app, &good, Method::GET, "/v1/pins", None).await.expect(200);
         app.clock.advance(60_000);
         call(&app, guess, Method::GET, "/v1/pins", None).await.expect_error(401, "UNAUTHORIZED", None);

@@ -405,6 +405,35 @@ mod response_budget {
                 );
             }
         }
+        // Each pin listed on a page of its own is rendered whole and kept; listed together
+        // again, the kept records that no longer fit what is left are rendered within it.
+        let mut cursor = String::new();
+        for _ in 0..3 {
+            let page = app
+                .get(&format!("/v1/pins?tag=big&render=true&limit=1{cursor}"))
+                .await
+                .expect(200);
+            assert_eq!(
+                page.data()[0]["pin_config"]["text"].as_str().unwrap().len(),
+                600
+            );
+            if let Some(next) = page.body["pagination"]["next_cursor"].as_str() {
+                cursor = format!("&cursor={next}");
+            }
+        }
+        let page = app.get("/v1/pins?tag=big&render=true").await.expect(200);
+        let texts: Vec<usize> = page
+            .data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["pin_config"]["text"].as_str().unwrap().len())
+            .collect();
+        assert_eq!(
+            texts,
+            [600, 0, 0],
+            "kept records count against the response too"
+        );
         // A single read has the whole budget to itself.
         let one = app.get("/v1/pins?tag=big&limit=1").await.expect(200);
         let id = one.data()[0]["id"].as_str().unwrap().to_owned();
