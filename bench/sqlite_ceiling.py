@@ -31,6 +31,7 @@ pin = {
     "title": None,
     "tags": "[]",
     "provenance": None,
+    "key": None,
     "version": 1,
 }
 n = 0

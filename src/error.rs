@@ -49,6 +49,14 @@ pub enum Error {
     MethodNotAllowed,
     #[error("{0}")]
     Conflict(String),
+    /// A unique value (a pin's `key`) that another resource holds: 409 `CONFLICT` naming
+    /// the field.
+    #[error("{message}")]
+    Taken {
+        message: String,
+        field: String,
+        index: Option<usize>,
+    },
     #[error("the resource changed since it was read (If-Match does not match version {current})")]
     PreconditionFailed { current: i64 },
     #[error("request body is larger than {limit} bytes")]
@@ -117,6 +125,15 @@ impl Error {
         }
     }
 
+    /// A `CONFLICT` on `field`, whose value another resource already holds.
+    pub fn taken(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Taken {
+            message: message.into(),
+            field: field.into(),
+            index: None,
+        }
+    }
+
     /// Marks the error as belonging to item `index` of a batch.
     pub fn at_index(self, i: usize) -> Self {
         match self {
@@ -146,6 +163,11 @@ impl Error {
                 what,
                 index: Some(i),
             },
+            Error::Taken { message, field, .. } => Error::Taken {
+                message: format!("item {i}: {message}"),
+                field,
+                index: Some(i),
+            },
             other => other,
         }
     }
@@ -157,7 +179,7 @@ impl Error {
             Error::Forbidden(_) | Error::ScopeRequired(_) => StatusCode::FORBIDDEN,
             Error::NotFound { .. } => StatusCode::NOT_FOUND,
             Error::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            Error::Conflict(_) => StatusCode::CONFLICT,
+            Error::Conflict(_) | Error::Taken { .. } => StatusCode::CONFLICT,
             Error::PreconditionFailed { .. } => StatusCode::PRECONDITION_FAILED,
             Error::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Error::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -200,7 +222,7 @@ impl Error {
             Error::ScopeRequired(_) => "SCOPE_REQUIRED",
             Error::NotFound { .. } => "NOT_FOUND",
             Error::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-            Error::Conflict(_) => "CONFLICT",
+            Error::Conflict(_) | Error::Taken { .. } => "CONFLICT",
             Error::PreconditionFailed { .. } => "PRECONDITION_FAILED",
             Error::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
             Error::RequestTimeout => "REQUEST_TIMEOUT",
@@ -230,6 +252,13 @@ impl Error {
                 ..
             } => {
                 let mut d = json!({ "field": field, "expected": expected });
+                if let Some(i) = index {
+                    d["index"] = json!(i);
+                }
+                Some(d)
+            }
+            Error::Taken { field, index, .. } => {
+                let mut d = json!({ "field": field });
                 if let Some(i) = index {
                     d["index"] = json!(i);
                 }
@@ -326,9 +355,22 @@ impl From<sqlx::Error> for Error {
                 tracing::warn!(error = %db, "store busy");
                 Error::Unavailable
             }
+            sqlx::Error::Database(db) if is_pin_key_taken(&*db) => {
+                Error::taken("key", "another pin of this workspace has this key")
+            }
             other => Error::internal(other),
         }
     }
+}
+
+/// A write met the unique index on pins' keys (`pins_workspace_key`): PostgreSQL names the
+/// index, SQLite the columns. However a pin write reaches the store (a create of any path, an
+/// update, an upsert), a taken key is the caller's 409, decided by the index, never by a read
+/// that a concurrent write could outdate.
+fn is_pin_key_taken(db: &dyn sqlx::error::DatabaseError) -> bool {
+    matches!(db.code().as_deref(), Some("2067" | "23505"))
+        && (db.constraint() == Some("pins_workspace_key")
+            || db.message().contains("pins.workspace_id, pins.key"))
 }
 
 /// SQLite's BUSY/LOCKED and PostgreSQL's connection-class and shutdown codes.
@@ -437,6 +479,7 @@ mod tests {
             },
             Error::MethodNotAllowed,
             Error::Conflict(String::new()),
+            Error::taken("key", ""),
             Error::PreconditionFailed { current: 1 },
             Error::PayloadTooLarge { limit: 1 },
             Error::RequestTimeout,
@@ -472,7 +515,7 @@ mod tests {
     }
 
     /// How many variants [`Error`] has.
-    const VARIANTS: usize = 20;
+    const VARIANTS: usize = 21;
 
     /// The variant's position: a new variant doesn't compile until it is numbered here, and
     /// [`one_of_each_variant_is_listed`] fails until [`one_of_each`] has one.
@@ -498,6 +541,7 @@ mod tests {
             Error::TooManyConnections { .. } => 17,
             Error::Unavailable => 18,
             Error::Internal(_) => 19,
+            Error::Taken { .. } => 20,
         }
     }
 

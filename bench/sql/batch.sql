@@ -41,9 +41,9 @@ SELECT array_agg('p-' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 10
   array_fill('[]'::text, ARRAY[100]) AS tags, array_fill(1::int8, ARRAY[100]) AS versions,
   array_fill(:now::int8, ARRAY[100]) AS nows
   FROM generate_series(1, 100) AS i \gset
-INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at)
+INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key)
   SELECT u.id, u.ws, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title,
-    ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, u.created_at, u.updated_at
+    ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, u.created_at, u.updated_at, u.key
   FROM UNNEST(:wss::text[], :ids::text[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[],
-    :nulls::text[], :tags::text[], :nulls::text[], :versions::int8[], :nows::int8[], :nows::int8[])
-  AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at);
+    :nulls::text[], :tags::text[], :nulls::text[], :versions::int8[], :nows::int8[], :nows::int8[], :nulls::text[])
+  AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key);

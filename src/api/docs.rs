@@ -16,7 +16,7 @@ use aide::{
 use indexmap::IndexMap;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 
-use super::{ApiJson, ApiPath, ApiQuery, Envelope};
+use super::{ApiJson, ApiPath, ApiQuery, Envelope, PatchBody};
 use crate::{
     auth::{Auth, BoardAuth, RequiredScope},
     error::Error,
@@ -33,6 +33,26 @@ pub struct One<T> {
     #[schemars(extend("const" = true))]
     pub success: bool,
     pub data: T,
+}
+
+/// `{"success": true, "dry_run": true, "data": P}`: what a write with `?dry_run=true` would
+/// store (CONTRACT.md 14).
+#[derive(JsonSchema)]
+#[schemars(inline, deny_unknown_fields)]
+pub struct DryRun<P> {
+    #[schemars(extend("const" = true))]
+    pub success: bool,
+    #[schemars(extend("const" = true))]
+    pub dry_run: bool,
+    pub data: P,
+}
+
+/// A write's answer ([`One`]), or with `?dry_run=true` its [`DryRun`].
+#[derive(JsonSchema)]
+#[schemars(inline, untagged)]
+pub enum OrDryRun<T, P> {
+    Done(One<T>),
+    DryRun(DryRun<P>),
 }
 
 /// `{"success": true, "data": [T], "pagination": {...}}`: a page of a list, newest first.
@@ -247,6 +267,42 @@ impl<T: JsonSchema> OperationInput for ApiJson<T> {
                 ),
             ),
         ]
+    }
+}
+
+impl<T: JsonSchema> OperationInput for PatchBody<T> {
+    fn operation_input(ctx: &mut GenContext, operation: &mut Operation) {
+        let update = ctx.schema.subschema_for::<T>();
+        let merge = ctx
+            .schema
+            .subschema_for::<crate::pins::merge::MergePatchBody>();
+        let mut content = json_content(update);
+        content.extend(
+            json_content(merge)
+                .into_values()
+                .map(|media| (crate::pins::merge::MEDIA_TYPE.to_owned(), media)),
+        );
+        set_body(
+            ctx,
+            operation,
+            RequestBody {
+                description: Some(
+                    "`application/json`: the fields sent change. \
+                     `application/merge-patch+json`: RFC 7396 over the pin's document."
+                        .to_owned(),
+                ),
+                content,
+                required: true,
+                extensions: IndexMap::default(),
+            },
+        );
+    }
+
+    fn inferred_early_responses(
+        ctx: &mut GenContext,
+        operation: &mut Operation,
+    ) -> Vec<(Option<u16>, Response)> {
+        ApiJson::<T>::inferred_early_responses(ctx, operation)
     }
 }
 

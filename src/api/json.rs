@@ -98,6 +98,35 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
     }
 }
 
+/// The body of `PATCH /pins/{id}`: an update (`application/json`, only the fields sent
+/// change) or a merge patch (`application/merge-patch+json`, CONTRACT.md 14).
+pub enum PatchBody<T> {
+    Update(T),
+    Merge(Value),
+}
+
+impl<T: DeserializeOwned> FromRequest<AppState> for PatchBody<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Error> {
+        let merge = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ct| ct.split(';').next())
+            .is_some_and(|mime| {
+                mime.trim()
+                    .eq_ignore_ascii_case(crate::pins::merge::MEDIA_TYPE)
+            });
+        if merge {
+            let ApiJson(patch, _) = ApiJson::<Value>::from_request(req, state).await?;
+            return Ok(PatchBody::Merge(patch));
+        }
+        let ApiJson(body, _) = ApiJson::<T>::from_request(req, state).await?;
+        Ok(PatchBody::Update(body))
+    }
+}
+
 fn parse_json(bytes: &[u8]) -> Result<Value, Error> {
     serde_json::from_slice(bytes)
         .map_err(|e| Error::validation("body", format!("valid JSON ({e})")))

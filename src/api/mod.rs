@@ -18,10 +18,10 @@ mod query;
 mod roles;
 mod share;
 
-pub use json::ApiJson;
+pub use json::{ApiJson, PatchBody};
 pub use path::{
-    ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinPath, PlacementPath,
-    SharePath,
+    ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinKeyPath, PinPath,
+    PlacementPath, SharePath,
 };
 pub use query::ApiQuery;
 
@@ -103,12 +103,25 @@ pub struct Envelope<B> {
 }
 
 const ENVELOPE_HEAD: &[u8] = br#"{"success":true,"data":"#;
+const DRY_RUN_HEAD: &[u8] = br#"{"success":true,"dry_run":true,"data":"#;
 
 impl<B> Envelope<B> {
     /// The envelope of `value`, serialised.
     pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, Error> {
         let mut body = ENVELOPE_HEAD.to_vec();
         serde_json::to_writer(&mut body, value).map_err(Error::internal)?;
+        Ok(Envelope {
+            body,
+            extra: None,
+            headers: Vec::new(),
+            shape: PhantomData,
+        })
+    }
+
+    /// What a write with `?dry_run=true` would store (CONTRACT.md 14).
+    pub fn dry_run<T: serde::Serialize + ?Sized>(data: &T) -> Result<Self, Error> {
+        let mut body = DRY_RUN_HEAD.to_vec();
+        serde_json::to_writer(&mut body, data).map_err(Error::internal)?;
         Ok(Envelope {
             body,
             extra: None,

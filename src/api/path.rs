@@ -37,6 +37,14 @@ pub struct PinPath {
     pub id: String,
 }
 
+/// `{key}` of the `/pins/by-key/{key}` routes.
+#[derive(Deserialize, JsonSchema)]
+pub struct PinKeyPath {
+    /// A pin's key (CONTRACT.md 14).
+    #[schemars(regex(pattern = crate::pins::KEY_PATTERN))]
+    pub key: String,
+}
+
 /// `{id}` of the `/pinboards/{id}` routes.
 #[derive(Deserialize, JsonSchema)]
 pub struct BoardPath {

@@ -10,20 +10,23 @@ use aide::{
 };
 use axum::{extract::State, http::HeaderMap};
 
+use serde::Serialize;
+
 use super::{
-    docs::{self, Found, One, Page},
-    precondition, ApiJson, ApiPath, ApiQuery, Envelope, PinPath,
+    docs::{self, Found, One, OrDryRun, Page},
+    precondition, ApiJson, ApiPath, ApiQuery, Envelope, PatchBody, PinKeyPath, PinPath,
 };
 use crate::{
     app::AppState,
-    auth::{Auth, PinsRead, PinsWrite},
+    auth::{Auth, PinsRead, PinsWrite, Principal},
     error::{Error, Result},
     pins::{
         ops::{
             self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, ListParams,
-            RenderParams,
+            PinRef, RenderParams, WriteParams, Written,
         },
         rendered::PinRead,
+        upsert::{self, BatchUpsertBody, UpsertResult, UpsertedPin},
         CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin,
     },
     wire::{Deleted, IdempotencyKey, PageParams},
@@ -42,18 +45,22 @@ pub fn routes() -> ApiRouter<AppState> {
             get_with(list, |op| {
                 doc(
                     op,
-                    "List pins, newest first (keyset pages; filters by type, tag, time, board)",
+                    "List pins, newest first (keyset pages; filters by type, tag, time, board, key)",
                 )
                 .id("listPins")
             })
             .post_with(create, |op| {
-                docs::idempotency_key(doc(op, "Create a pin (shape A or B)").id("createPin"))
+                docs::idempotency_key(
+                    key_taken(doc(op, "Create a pin (shape A or B)")).id("createPin"),
+                )
             }),
         )
         .api_route(
             "/pins/batch",
             post_with(create_batch, |op| {
-                docs::idempotency_key(doc(op, "Create pins, all or none").id("createPins"))
+                docs::idempotency_key(
+                    key_taken(doc(op, "Create pins, all or none")).id("createPins"),
+                )
             }),
         )
         .api_route(
@@ -63,7 +70,7 @@ pub fn routes() -> ApiRouter<AppState> {
         .api_route(
             "/pins/batch/update",
             post_with(update_batch, |op| {
-                doc(op, "Update pins, all or none").id("updatePins")
+                key_taken(doc(op, "Update pins, all or none")).id("updatePins")
             }),
         )
         .api_route(
@@ -73,15 +80,26 @@ pub fn routes() -> ApiRouter<AppState> {
             }),
         )
         .api_route(
+            "/pins/batch/upsert",
+            post_with(upsert_batch, |op| {
+                doc(op, "Upsert pins by key, all or none").id("upsertPins")
+            }),
+        )
+        .api_route(
             "/pins/{id}",
             get_with(read, |op| {
                 doc(op, "Read a pin (with its version as ETag)").id("getPin")
             })
             .put_with(update, |op| {
-                docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("putPin")
+                key_taken(docs::if_match(doc(op, "Update a pin (only the fields sent)")))
+                    .id("putPin")
             })
-            .patch_with(update, |op| {
-                docs::if_match(doc(op, "Update a pin (only the fields sent)")).id("patchPin")
+            .patch_with(patch, |op| {
+                key_taken(docs::if_match(doc(
+                    op,
+                    "Update a pin (only the fields sent), or merge-patch it",
+                )))
+                .id("patchPin")
             })
             .delete_with(delete, |op| {
                 docs::if_match(doc(op, "Delete a pin").id("deletePin"))
@@ -93,6 +111,34 @@ pub fn routes() -> ApiRouter<AppState> {
                 doc(op, "List a pin's past versions, newest first").id("listPinVersions")
             }),
         )
+        .api_route(
+            "/pins/by-key/{key}",
+            get_with(read_by_key, |op| {
+                doc(op, "Read a pin by key (with its version as ETag)").id("getPinByKey")
+            })
+            .put_with(upsert, |op| {
+                doc(op, "Upsert a pin by key: create it, or make it what the body says")
+                    .id("upsertPin")
+            })
+            .patch_with(patch_by_key, |op| {
+                key_taken(docs::if_match(doc(
+                    op,
+                    "Update a pin by key (only the fields sent), or merge-patch it",
+                )))
+                .id("patchPinByKey")
+            })
+            .delete_with(delete_by_key, |op| {
+                docs::if_match(doc(op, "Delete a pin by key").id("deletePinByKey"))
+            }),
+        )
+}
+
+/// The 409 of a write that can set a key another pin holds.
+fn key_taken(op: TransformOperation<'_>) -> TransformOperation<'_> {
+    docs::conflict(
+        op,
+        "Another pin of the workspace has the `key`: `CONFLICT` with `details.field`",
+    )
 }
 
 fn idempotency_key(
@@ -111,6 +157,43 @@ fn idempotency_key(
         .transpose()
 }
 
+/// A one-pin write's answer: the write's, or the record a dry run would store.
+fn one<T: Serialize>(written: Written<T>) -> Result<Envelope<OrDryRun<T, Record>>> {
+    match written {
+        Written::Done(done) => Envelope::of(&done),
+        Written::DryRun(records) => dry_run_one(&records),
+    }
+}
+
+fn dry_run_one<B>(records: &[Record]) -> Result<Envelope<B>> {
+    Envelope::dry_run(
+        records
+            .first()
+            .ok_or_else(|| Error::internal("a dry run made no record"))?,
+    )
+}
+
+/// An update's answer, with the new version as `ETag`.
+fn updated(written: Written<UpdatedPin>) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
+    let version = match &written {
+        Written::Done(done) => Some(done.version),
+        Written::DryRun(_) => None,
+    };
+    let envelope = one(written)?;
+    Ok(match version {
+        Some(version) => envelope.with_etag(version),
+        None => envelope,
+    })
+}
+
+/// A batch write's answer, or the records a dry run would store.
+fn all<T: Serialize>(written: Written<Vec<T>>) -> Result<Envelope<OrDryRun<Vec<T>, Vec<Record>>>> {
+    match written {
+        Written::Done(done) => Envelope::of(&done),
+        Written::DryRun(records) => Envelope::dry_run(&records),
+    }
+}
+
 async fn list(
     State(state): State<AppState>,
     auth: Auth<PinsRead>,
@@ -123,20 +206,28 @@ async fn create(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
+    ApiQuery(params): ApiQuery<WriteParams>,
     ApiJson(body, raw): ApiJson<CreateBody>,
-) -> Result<Envelope<One<CreatedPin>>> {
+) -> Result<Envelope<OrDryRun<CreatedPin, Record>>> {
     let idem = idempotency_key(&headers, "create", &raw)?;
-    Envelope::created(ops::create(&state, &auth.principal, body, idem).await?)
+    match ops::create(&state, &auth.principal, body, idem, params.dry_run()?).await? {
+        Written::Done(outcome) => Envelope::created(outcome),
+        Written::DryRun(records) => dry_run_one(&records),
+    }
 }
 
 async fn create_batch(
     State(state): State<AppState>,
     auth: Auth<PinsWrite>,
     headers: HeaderMap,
+    ApiQuery(params): ApiQuery<WriteParams>,
     ApiJson(body, raw): ApiJson<BatchCreateBody>,
-) -> Result<Envelope<One<Vec<CreatedPin>>>> {
+) -> Result<Envelope<OrDryRun<Vec<CreatedPin>, Vec<Record>>>> {
     let idem = idempotency_key(&headers, "create_batch", &raw)?;
-    Envelope::created(ops::create_batch(&state, &auth.principal, body, idem).await?)
+    match ops::create_batch(&state, &auth.principal, body, idem, params.dry_run()?).await? {
+        Written::Done(outcome) => Envelope::created(outcome),
+        Written::DryRun(records) => Envelope::dry_run(&records),
+    }
 }
 
 async fn read(
@@ -145,8 +236,26 @@ async fn read(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     ApiQuery(params): ApiQuery<RenderParams>,
 ) -> Result<Envelope<One<PinRead>>> {
+    read_pin(&state, &auth.principal, &PinRef::Id(id), &params).await
+}
+
+async fn read_by_key(
+    State(state): State<AppState>,
+    auth: Auth<PinsRead>,
+    ApiPath(PinKeyPath { key }): ApiPath<PinKeyPath>,
+    ApiQuery(params): ApiQuery<RenderParams>,
+) -> Result<Envelope<One<PinRead>>> {
+    read_pin(&state, &auth.principal, &PinRef::Key(key), &params).await
+}
+
+async fn read_pin(
+    state: &AppState,
+    who: &Principal,
+    target: &PinRef,
+    params: &RenderParams,
+) -> Result<Envelope<One<PinRead>>> {
     let render = ops::render_flag(params.render.as_deref())?;
-    let record = ops::get(&state, &auth.principal, &id, render).await?;
+    let record = ops::get(state, who, target, render).await?;
     Ok(Envelope::of(&record)?.with_etag(record.version()))
 }
 
@@ -165,10 +274,74 @@ async fn update(
     auth: Auth<PinsWrite>,
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     headers: HeaderMap,
+    ApiQuery(params): ApiQuery<WriteParams>,
     ApiJson(body, _): ApiJson<UpdateBody>,
-) -> Result<Envelope<One<UpdatedPin>>> {
-    let updated = ops::update(&state, &auth.principal, &id, body, precondition(&headers)).await?;
-    Ok(Envelope::of(&updated)?.with_etag(updated.version))
+) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
+    let target = PinRef::Id(id);
+    let precondition = precondition(&headers);
+    let dry_run = params.dry_run()?;
+    updated(ops::update(&state, &auth.principal, &target, body, precondition, dry_run).await?)
+}
+
+async fn patch(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
+    headers: HeaderMap,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    body: PatchBody<UpdateBody>,
+) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
+    patch_pin(&state, &auth.principal, PinRef::Id(id), &headers, &params, body).await
+}
+
+async fn patch_by_key(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinKeyPath { key }): ApiPath<PinKeyPath>,
+    headers: HeaderMap,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    body: PatchBody<UpdateBody>,
+) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
+    patch_pin(&state, &auth.principal, PinRef::Key(key), &headers, &params, body).await
+}
+
+async fn patch_pin(
+    state: &AppState,
+    who: &Principal,
+    target: PinRef,
+    headers: &HeaderMap,
+    params: &WriteParams,
+    body: PatchBody<UpdateBody>,
+) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
+    let precondition = precondition(headers);
+    let dry_run = params.dry_run()?;
+    updated(match body {
+        PatchBody::Update(body) => {
+            ops::update(state, who, &target, body, precondition, dry_run).await?
+        }
+        PatchBody::Merge(patch) => {
+            ops::merge_patch(state, who, &target, &patch, precondition, dry_run).await?
+        }
+    })
+}
+
+async fn upsert(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinKeyPath { key }): ApiPath<PinKeyPath>,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    ApiJson(body, _): ApiJson<CreateBody>,
+) -> Result<Envelope<OrDryRun<UpsertedPin, Record>>> {
+    one(upsert::upsert(&state, &auth.principal, &key, body, params.dry_run()?).await?)
+}
+
+async fn upsert_batch(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    ApiJson(body, _): ApiJson<BatchUpsertBody>,
+) -> Result<Envelope<OrDryRun<Vec<UpsertResult>, Vec<Record>>>> {
+    all(upsert::upsert_batch(&state, &auth.principal, body, params.dry_run()?).await?)
 }
 
 async fn update_batch(
@@ -185,7 +358,18 @@ async fn delete(
     ApiPath(PinPath { id }): ApiPath<PinPath>,
     headers: HeaderMap,
 ) -> Result<Envelope<One<Deleted>>> {
-    Envelope::of(&ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?)
+    let target = PinRef::Id(id);
+    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)).await?)
+}
+
+async fn delete_by_key(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinKeyPath { key }): ApiPath<PinKeyPath>,
+    headers: HeaderMap,
+) -> Result<Envelope<One<Deleted>>> {
+    let target = PinRef::Key(key);
+    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)).await?)
 }
 
 async fn delete_batch(

@@ -1,4 +1,4 @@
-//! The 18 tools of `/mcp` (CONTRACT.md 10): each is a table entry naming its REST route's
+//! The tools of `/mcp` (CONTRACT.md 10): each is a table entry naming its REST route's
 //! operation, with that route's access (scope, and whether it acts on one board), price and
 //! input types. The input schema comes from the same schemars types the REST bodies are
 //! parsed into, so the two can't drift.
@@ -26,7 +26,8 @@ use crate::{
         CreateBoardBody, UpdateBoardBody,
     },
     pins::{
-        ops::{self as pin_ops, render_flag, BatchCreateBody, ListParams, RenderParams},
+        ops::{self as pin_ops, render_flag, BatchCreateBody, ListParams, PinRef, RenderParams},
+        upsert::{self, BatchUpsertItem},
         CreateBody, UpdateBody,
     },
     wire::{parse_body, PageParams, Precondition},
@@ -123,17 +124,27 @@ tools! {
     "create_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateBody>,
         "Create a pin: pin_type, pin_config valid for it, metadata (POST /v1/pins).",
-        op!(|s, who, _id, args| pin_ops::create(s, who, body(args)?, None).await?.data);
+        op!(|s, who, _id, args| pin_ops::create(s, who, body(args)?, None, false).await?.done()?.data);
     "create_pins" => A::workspace(S::PinsWrite), write: true, batch: Some("pins"), path: Path::None,
         schema: schema_of::<BatchCreateBody>,
         "Create up to 100 pins, all or none (POST /v1/pins/batch).",
-        op!(|s, who, _id, args| pin_ops::create_batch(s, who, body(args)?, None).await?.data);
+        op!(|s, who, _id, args| {
+            pin_ops::create_batch(s, who, body(args)?, None, false).await?.done()?.data
+        });
+    "upsert_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::None,
+        schema: schema_of::<BatchUpsertItem>,
+        "Create or update the pin with this key: key plus a create body; answers created and changed (PUT /v1/pins/by-key/{key}).",
+        op!(|s, who, _id, args| {
+            let (key, body) = keyed(args)?;
+            upsert::upsert(s, who, &key, body, false).await?.done()?
+        });
     "get_pin" => A::workspace(S::PinsRead), write: false, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<RenderParams>,
         "Read a pin; render=true resolves {{dataset}} templates and evaluates blocks (GET /v1/pins/{id}).",
         op!(|s, who, id, args| {
             let params: RenderParams = query(args)?;
-            pin_ops::get(s, who, id, render_flag(params.render.as_deref())?).await?
+            let target = PinRef::Id(id.to_owned());
+            pin_ops::get(s, who, &target, render_flag(params.render.as_deref())?).await?
         });
     "list_pins" => A::workspace(S::PinsRead), write: false, batch: None, path: Path::None,
         schema: schema_of::<ListParams>,
@@ -142,11 +153,17 @@ tools! {
     "update_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<UpdateBody>,
         "Update a pin: only the fields sent change (PATCH /v1/pins/{id}).",
-        op!(|s, who, id, args| pin_ops::update(s, who, id, body(args)?, Precondition::default()).await?);
+        op!(|s, who, id, args| {
+            let target = PinRef::Id(id.to_owned());
+            pin_ops::update(s, who, &target, body(args)?, Precondition::default(), false).await?.done()?
+        });
     "delete_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: empty,
         "Delete a pin (DELETE /v1/pins/{id}).",
-        op!(|s, who, id, args| { no_body(args)?; pin_ops::delete(s, who, id, Precondition::default()).await? });
+        op!(|s, who, id, args| {
+            no_body(args)?;
+            pin_ops::delete(s, who, &PinRef::Id(id.to_owned()), Precondition::default()).await?
+        });
     "share_pin" => A::workspace(S::PinsShare), write: true, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<ShareBody>,
         "Change a pin's share settings, e.g. is_public (PUT /v1/pins/{id}/share).",
@@ -287,6 +304,17 @@ fn query<T: DeserializeOwned>(args: Value) -> Result<T> {
         other => other,
     };
     parse_body(&args, "")
+}
+
+/// The arguments as `{key, ...body}`: the key and the REST route's body.
+fn keyed<T: DeserializeOwned>(args: Value) -> Result<(String, T)> {
+    let Value::Object(mut args) = args else {
+        return Err(Error::validation("arguments", "a JSON object"));
+    };
+    match args.remove("key") {
+        Some(Value::String(key)) => Ok((key, body(Value::Object(args))?)),
+        _ => Err(Error::validation("key", "the pin's key, a string (required)")),
+    }
 }
 
 fn no_body(args: Value) -> Result<()> {

@@ -1,9 +1,11 @@
 //! Pins: the request bodies, their parsing into checked domain values, and the record shape
 //! every read returns. [`ops`] holds the operations HTTP (and later MCP and pages) call.
 
+pub mod merge;
 pub mod ops;
 pub mod records;
 pub mod rendered;
+pub mod upsert;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -55,6 +57,27 @@ pub fn is_blank(text: &str) -> bool {
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
+/// A pin's `key` (CONTRACT.md 14): the caller's own name for it, unique in the workspace.
+pub const KEY_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
+
+/// Checks a key against [`KEY_PATTERN`].
+pub fn check_key(key: &str, field: &str) -> Result<()> {
+    let bytes = key.as_bytes();
+    let ok = (1..=128).contains(&bytes.len())
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[1..]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::validation(
+            field,
+            "1 to 128 letters, digits, `.`, `_`, `:` or `-`, starting with a letter or digit",
+        ))
+    }
+}
+
 /// `pin_layout`: `WxH`, each from 1 to 4.
 pub const LAYOUT_PATTERN: &str = "^[1-4]x[1-4]$";
 
@@ -91,6 +114,11 @@ pub struct CreateBody {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "MetadataBody")]
     pub metadata: Option<MetadataBody>,
+    /// The caller's name for the pin, unique in the workspace (a taken one: 409 with
+    /// `details.field: "key"`); upserts and appends can name the pin by it.
+    #[serde(default, deserialize_with = "present")]
+    #[schemars(with = "String", regex(pattern = KEY_PATTERN))]
+    pub key: Option<String>,
 }
 
 /// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
@@ -125,11 +153,15 @@ pub struct UpdateBody {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "MetadataBody", transform = non_empty)]
     pub metadata: Option<MetadataBody>,
+    /// A new key (unique in the workspace, else 409), or `null` to remove it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<String>", regex(pattern = KEY_PATTERN))]
+    pub key: Option<Option<String>>,
 }
 
 /// `metadata` of a create or update. `title: null` clears the title, `tags: null` the
 /// tags, `provenance: null` the provenance.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataBody {
     #[serde(default, deserialize_with = "nullable")]
@@ -349,6 +381,48 @@ fn agree(a: Option<bool>, b: Option<bool>, prefix: &str) -> Result<Option<bool>>
 }
 
 impl CreateBody {
+    /// An upsert's two outcomes from one body (CONTRACT.md 14): the pin to create when no pin
+    /// has `key`, and the change that makes the keyed pin what the body says (its type and
+    /// configuration; layout, visibility and metadata only when sent, metadata merging as on
+    /// update). A `key` in the body must be `key`.
+    pub fn into_upsert(
+        mut self,
+        key: &str,
+        prefix: &str,
+        limits: &Limits,
+        now: i64,
+    ) -> Result<(Pin, PinChange)> {
+        check_key(key, &format!("{prefix}key"))?;
+        if self.key.as_deref().is_some_and(|sent| sent != key) {
+            return Err(Error::validation(
+                format!("{prefix}key"),
+                format!("`{key}`, the key the pin is upserted by (or no key)"),
+            ));
+        }
+        self.key = Some(key.to_owned());
+        let metadata = self.metadata.clone().unwrap_or_default();
+        let update = UpdateBody {
+            pin_type: Some(self.pin_type.clone()),
+            pin_config: self
+                .pin_config
+                .clone()
+                .or_else(|| self.content.clone())
+                .or_else(|| metadata.pin_config.clone()),
+            content: None,
+            pin_layout: self.pin_layout.clone(),
+            is_public: self.is_public.or(metadata.is_public),
+            metadata: Some(MetadataBody {
+                pin_config: None,
+                is_public: None,
+                ..metadata
+            }),
+            key: Some(Some(key.to_owned())),
+        };
+        let pin = self.into_pin(prefix, limits, now)?;
+        let change = update.into_change(prefix, limits)?;
+        Ok((pin, change))
+    }
+
     /// Checks everything and builds the pin to store. `prefix` locates the body in the
     /// request (`""`, or `pins[3].` in a batch).
     pub fn into_pin(self, prefix: &str, limits: &Limits, now: i64) -> Result<Pin> {
@@ -388,6 +462,9 @@ impl CreateBody {
             .flatten()
             .map(|p| p.into_json(&format!("{prefix}metadata.provenance")))
             .transpose()?;
+        if let Some(key) = &self.key {
+            check_key(key, &format!("{prefix}key"))?;
+        }
         Ok(Pin {
             id: crate::ids::new_id("p-"),
             pin_type: pin_type.as_str().to_owned(),
@@ -400,6 +477,7 @@ impl CreateBody {
             title,
             tags,
             provenance,
+            key: self.key,
             version: 1,
             created_at: now,
             updated_at: now,
@@ -418,6 +496,7 @@ pub struct PinChange {
     title: Option<Option<String>>,
     tags: Option<Vec<String>>,
     provenance: Option<Option<String>>,
+    key: Option<Option<String>>,
 }
 
 impl UpdateBody {
@@ -456,6 +535,9 @@ impl UpdateBody {
                     .transpose()
             })
             .transpose()?;
+        if let Some(Some(key)) = &self.key {
+            check_key(key, &format!("{prefix}key"))?;
+        }
         let change = PinChange {
             pin_type,
             config,
@@ -464,11 +546,12 @@ impl UpdateBody {
             title: metadata.title,
             tags,
             provenance,
+            key: self.key,
         };
         if change.is_empty() {
             return Err(Error::validation(
                 prefix.trim_end_matches('.').to_owned(),
-                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public or metadata)",
+                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public, key or metadata)",
             ));
         }
         Ok(change)
@@ -491,6 +574,7 @@ impl PinChange {
             && self.title.is_none()
             && self.tags.is_none()
             && self.provenance.is_none()
+            && self.key.is_none()
     }
 
     /// The pin after this change: the next version, with the configuration valid for its
@@ -525,6 +609,9 @@ impl PinChange {
         if let Some(provenance) = &self.provenance {
             pin.provenance = provenance.clone();
         }
+        if let Some(key) = &self.key {
+            pin.key = key.clone();
+        }
         pin.version += 1;
         pin.updated_at = now.max(pin.updated_at);
         Ok(pin)
@@ -536,6 +623,8 @@ impl PinChange {
 #[schemars(rename = "Pin", deny_unknown_fields)]
 pub struct PinRecord {
     pub id: String,
+    /// The caller's name for the pin (CONTRACT.md 14), `null` when it has none.
+    pub key: Option<String>,
     #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: String,
     #[schemars(schema_with = "pin_types::config_schema")]
@@ -583,6 +672,7 @@ impl PinRecord {
                 provenance: pin.provenance.map(JsonText::stored).transpose()?,
             },
             id: pin.id,
+            key: pin.key,
             pin_type: pin.pin_type,
             pin_layout: pin.pin_layout,
             is_public: pin.is_public,
@@ -593,6 +683,7 @@ impl PinRecord {
     pub fn new(pin: &Pin, public_base: &str) -> Result<Self> {
         Ok(PinRecord {
             id: pin.id.clone(),
+            key: pin.key.clone(),
             pin_type: pin.pin_type.clone(),
             pin_config: JsonText::stored(pin.pin_config.as_str())?,
             pin_layout: pin.pin_layout.clone(),
@@ -640,4 +731,14 @@ pub struct UpdatedPin {
     /// Milliseconds since the Unix epoch.
     pub updated_at: i64,
     pub version: i64,
+}
+
+impl UpdatedPin {
+    pub fn of(pin: &Pin) -> Self {
+        UpdatedPin {
+            id: pin.id.clone(),
+            updated_at: pin.updated_at,
+            version: pin.version,
+        }
+    }
 }

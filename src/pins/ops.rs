@@ -8,9 +8,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
+    check_key,
     records::Record,
     rendered::{self, PinRead},
     CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin, BATCH_ITEMS,
+    KEY_PATTERN,
 };
 use crate::{
     app::AppState,
@@ -39,12 +41,161 @@ pub(crate) fn reads_datasets(who: &Principal, templated: bool) -> Result<()> {
 /// What a create answers: one record, or a batch's records in request order.
 pub type Creates = Vec<CreatedPin>;
 
+/// A write's answer: what it did, or with `?dry_run=true` (CONTRACT.md 14) the records as
+/// they would be stored, every check of the real write having passed and nothing written.
+pub enum Written<T> {
+    Done(T),
+    DryRun(Vec<PinRecord>),
+}
+
+impl<T> Written<T> {
+    /// What a write that is no dry run did.
+    pub fn done(self) -> Result<T> {
+        match self {
+            Written::Done(done) => Ok(done),
+            Written::DryRun(_) => Err(Error::internal("a write answered as a dry run")),
+        }
+    }
+
+    pub(crate) fn dry_run(state: &AppState, pins: &[Pin]) -> Result<Self> {
+        pins.iter()
+            .map(|pin| PinRecord::new(pin, state.public_base()))
+            .collect::<Result<_>>()
+            .map(Written::DryRun)
+    }
+}
+
+/// How a request names a pin: by id (`/pins/{id}`) or by key (`/pins/by-key/{key}`).
+#[derive(Debug, Clone)]
+pub enum PinRef {
+    Id(String),
+    Key(String),
+}
+
+impl PinRef {
+    /// The id of the pin named, as the store has it now (404 when none).
+    pub(crate) async fn id(&self, state: &AppState, ws: &str) -> Result<String> {
+        match self {
+            PinRef::Id(id) => Ok(id.clone()),
+            PinRef::Key(_) => Ok(self.find(state, ws).await?.id),
+        }
+    }
+
+    /// The pin named (404 when none).
+    pub(crate) async fn find(&self, state: &AppState, ws: &str) -> Result<Pin> {
+        let found = match self {
+            PinRef::Id(id) => state.store.get_pins(ws, std::slice::from_ref(id)).await?,
+            PinRef::Key(key) => {
+                check_key(key, "key")?;
+                state.store.pins_by_key(ws, std::slice::from_ref(key)).await?
+            }
+        };
+        found.into_iter().next().ok_or_else(pin_not_found)
+    }
+
+    /// Inside the write: the locked pin is still the one named (a key may have moved to
+    /// another pin, or gone, since it was looked up).
+    fn check(&self, pin: &Pin) -> Result<()> {
+        match self {
+            PinRef::Key(key) if pin.key.as_deref() != Some(key) => Err(pin_not_found()),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn pin_not_found() -> Error {
+    Error::NotFound {
+        what: "pin",
+        index: None,
+    }
+}
+
+/// `?dry_run=true` of the writes that take it (CONTRACT.md 14).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct WriteParams {
+    /// `true` runs every check of the write and answers `{success, dry_run: true, data}`
+    /// with the record(s) as they would be stored; nothing is written and no event sent.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub dry_run: Option<String>,
+}
+
+impl WriteParams {
+    pub fn dry_run(&self) -> Result<bool> {
+        match self.dry_run.as_deref() {
+            None | Some("false") => Ok(false),
+            Some("true") => Ok(true),
+            Some(_) => Err(Error::validation("dry_run", "true or false")),
+        }
+    }
+}
+
+/// A dry run's stand-in for the unique index on keys: a key that another pin of the
+/// workspace holds is the 409 the write would meet.
+async fn check_keys_free(state: &AppState, ws: &str, pins: &[Pin], batch: bool) -> Result<()> {
+    let keys: Vec<String> = pins.iter().filter_map(|p| p.key.clone()).collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let holders = state.store.pins_by_key(ws, &keys).await?;
+    for (i, pin) in pins.iter().enumerate() {
+        let taken = holders
+            .iter()
+            .any(|h| h.key.is_some() && h.key == pin.key && h.id != pin.id);
+        if taken {
+            return Err(key_taken(i, batch));
+        }
+    }
+    Ok(())
+}
+
+fn key_taken(i: usize, batch: bool) -> Error {
+    let error = Error::taken(
+        if batch {
+            format!("pins[{i}].key")
+        } else {
+            "key".to_owned()
+        },
+        "another pin of this workspace has this key",
+    );
+    if batch {
+        error.at_index(i)
+    } else {
+        error
+    }
+}
+
+/// A batch's keys must differ: two items with one key would be one pin (400 at the second).
+fn check_distinct_keys(pins: &[Pin]) -> Result<()> {
+    for (i, pin) in pins.iter().enumerate() {
+        if pin.key.is_some() && pins[..i].iter().any(|p| p.key == pin.key) {
+            return Err(
+                Error::validation(format!("pins[{i}].key"), "a key not already in this batch")
+                    .at_index(i),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A batch write refused by the unique index names no item: the batch's first item whose
+/// key another pin holds now is the one reported.
+async fn locate_taken(state: &AppState, ws: &str, pins: &[Pin], error: Error) -> Error {
+    if !matches!(error, Error::Taken { index: None, .. }) {
+        return error;
+    }
+    match check_keys_free(state, ws, pins, true).await {
+        Err(located @ Error::Taken { .. }) => located,
+        _ => error,
+    }
+}
+
 /// Stores `pins` (one transaction), honouring an idempotency key; `data` is the answer
 /// `answer` makes of the records.
 async fn store_new<T: serde::Serialize>(
     state: &AppState,
     who: &Principal,
-    pins: Vec<Pin>,
+    pins: &[Pin],
     idem: Option<IdempotencyKey>,
     answer: impl FnOnce(Creates) -> Result<T>,
 ) -> Result<Outcome<T>> {
@@ -67,7 +218,7 @@ async fn store_new<T: serde::Serialize>(
         created_at: now,
         live_since: live_since(state, now),
     });
-    match state.store.insert_pins(ws, &pins, record.as_ref()).await? {
+    match state.store.insert_pins(ws, pins, record.as_ref()).await? {
         Created::Stored => Ok(Outcome {
             data,
             replayed: false,
@@ -87,16 +238,23 @@ pub async fn create(
     who: &Principal,
     body: CreateBody,
     idem: Option<IdempotencyKey>,
-) -> Result<Outcome<CreatedPin>> {
+    dry_run: bool,
+) -> Result<Written<Outcome<CreatedPin>>> {
     let pin = body.into_pin("", state.limits(), clock::now_ms())?;
     reads_datasets(who, crate::templates::json_names_any(&pin.pin_config))?;
-    store_new(state, who, vec![pin], idem, |created| {
+    let pins = vec![pin];
+    if dry_run {
+        check_keys_free(state, &who.workspace_id, &pins, false).await?;
+        return Written::dry_run(state, &pins);
+    }
+    store_new(state, who, &pins, idem, |created| {
         created
             .into_iter()
             .next()
             .ok_or_else(|| Error::internal("a create made no record"))
     })
     .await
+    .map(Written::Done)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -108,7 +266,7 @@ pub struct BatchCreateBody {
     pub pins: Vec<Value>,
 }
 
-fn check_batch_len(len: usize, field: &str, state: &AppState) -> Result<()> {
+pub(crate) fn check_batch_len(len: usize, field: &str, state: &AppState) -> Result<()> {
     let max = state.limits().batch_items;
     if len == 0 || len > max {
         return Err(Error::validation(field, format!("1 to {max} items")));
@@ -122,7 +280,8 @@ pub async fn create_batch(
     who: &Principal,
     body: BatchCreateBody,
     idem: Option<IdempotencyKey>,
-) -> Result<Outcome<Creates>> {
+    dry_run: bool,
+) -> Result<Written<Outcome<Creates>>> {
     check_batch_len(body.pins.len(), "pins", state)?;
     let now = clock::now_ms();
     let pins = body
@@ -141,28 +300,34 @@ pub async fn create_batch(
         pins.iter()
             .any(|p| crate::templates::json_names_any(&p.pin_config)),
     )?;
-    store_new(state, who, pins, idem, Ok).await
+    check_distinct_keys(&pins)?;
+    let ws = &who.workspace_id;
+    if dry_run {
+        check_keys_free(state, ws, &pins, true).await?;
+        return Written::dry_run(state, &pins);
+    }
+    match store_new(state, who, &pins, idem, Ok).await {
+        Ok(outcome) => Ok(Written::Done(outcome)),
+        Err(e) => Err(locate_taken(state, ws, &pins, e).await),
+    }
 }
 
 /// `GET /pins/{id}`: the record (with `render`, resolved: [`super::rendered`]); its
 /// version is the `ETag`.
-pub async fn get(state: &AppState, who: &Principal, id: &str, render: bool) -> Result<PinRead> {
+pub async fn get(
+    state: &AppState,
+    who: &Principal,
+    target: &PinRef,
+    render: bool,
+) -> Result<PinRead> {
     reads_datasets(who, render)?;
-    let pins = state
-        .store
-        .get_pins(&who.workspace_id, &[id.to_owned()])
-        .await?;
-    let missing = || Error::NotFound {
-        what: "pin",
-        index: None,
-    };
+    let pin = target.find(state, &who.workspace_id).await?;
     if render {
-        let resolved = rendered::resolve(state, &who.workspace_id, pins).await?;
-        let one = resolved.into_iter().next().ok_or_else(missing)?;
+        let resolved = rendered::resolve(state, &who.workspace_id, vec![pin]).await?;
+        let one = resolved.into_iter().next().ok_or_else(pin_not_found)?;
         return Ok(one.into_record(state.public_base())?.into());
     }
-    let pin = pins.first().ok_or_else(missing)?;
-    Ok(PinRecord::new(pin, state.public_base())?.into())
+    Ok(PinRecord::from_pin(pin, state.public_base())?.into())
 }
 
 /// `?render=true` of the pin reads: templates resolved and blocks evaluated.
@@ -265,6 +430,10 @@ pub struct ListParams {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub render: Option<String>,
+    /// Only the pins with these keys (`?key=a&key=b`, at most `limits.batch_items`).
+    #[serde(default)]
+    #[schemars(length(max = BATCH_ITEMS), inner(regex(pattern = KEY_PATTERN)))]
+    pub key: Vec<String>,
 }
 
 /// Text without U+0000, which no request may carry anywhere (the description says so once;
@@ -300,6 +469,15 @@ pub async fn list(
         .transpose()?;
     let render = render_flag(params.render.as_deref())?;
     reads_datasets(who, render)?;
+    if params.key.len() > state.limits().batch_items {
+        return Err(Error::validation(
+            "key",
+            format!("at most {} keys", state.limits().batch_items),
+        ));
+    }
+    for key in &params.key {
+        check_key(key, "key")?;
+    }
     // An unknown board is a 404 rather than an empty page: a mistyped id must not look
     // like an empty dashboard.
     if let Some(board) = &params.pinboard_id {
@@ -322,6 +500,7 @@ pub async fn list(
         tag: params.tag.clone(),
         updated_since,
         pinboard_id: params.pinboard_id.clone(),
+        keys: params.key.clone(),
     };
     let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
     let keys = Page::of(keys, limit, |key| key.seq);
@@ -391,40 +570,76 @@ pub async fn versions(
     Page::of(rows, limit, |p| p.version).try_map(|pin| PinRecord::new(&pin, base))
 }
 
-/// `PUT`/`PATCH /pins/{id}`.
+/// `PUT`/`PATCH /pins/{id}` and `/pins/by-key/{key}`.
 pub async fn update(
     state: &AppState,
     who: &Principal,
-    id: &str,
+    target: &PinRef,
     body: UpdateBody,
     precondition: Precondition,
-) -> Result<UpdatedPin> {
+    dry_run: bool,
+) -> Result<Written<UpdatedPin>> {
     let change = body.into_change("", state.limits())?;
     reads_datasets(who, change.names_datasets())?;
     let limits = state.limits();
     let now = clock::now_ms();
-    let mut apply = |_: usize, pin: Pin| {
+    let apply = |pin: Pin| {
         precondition.check_version(pin.version)?;
         change.apply(pin, "", limits, now)
     };
+    write_one(state, who, target, dry_run, apply).await
+}
+
+/// `PATCH /pins/{id}` (and by key) with a merge patch ([`super::merge`]).
+pub async fn merge_patch(
+    state: &AppState,
+    who: &Principal,
+    target: &PinRef,
+    patch: &Value,
+    precondition: Precondition,
+    dry_run: bool,
+) -> Result<Written<UpdatedPin>> {
+    let limits = state.limits();
+    let now = clock::now_ms();
+    let apply = |pin: Pin| {
+        precondition.check_version(pin.version)?;
+        let change = super::merge::change(&pin, patch, limits)?;
+        reads_datasets(who, change.names_datasets())?;
+        change.apply(pin, "", limits, now)
+    };
+    write_one(state, who, target, dry_run, apply).await
+}
+
+/// One pin's write, as [`update`], the merge patch and the append make it: `apply` decides,
+/// inside the write transaction (or, for a dry run, over the pin as it is now), what the pin
+/// named by `target` becomes.
+pub(crate) async fn write_one(
+    state: &AppState,
+    who: &Principal,
+    target: &PinRef,
+    dry_run: bool,
+    apply: impl Fn(Pin) -> Result<Pin> + Send + Sync,
+) -> Result<Written<UpdatedPin>> {
+    let ws = &who.workspace_id;
+    let id = target.id(state, ws).await?;
+    if dry_run {
+        let new = apply(target.find(state, ws).await?)?;
+        check_keys_free(state, ws, std::slice::from_ref(&new), false).await?;
+        return Written::dry_run(state, &[new]);
+    }
+    let mut change = |_: usize, pin: Pin| {
+        target.check(&pin)?;
+        apply(pin)
+    };
     let updated = state
         .store
-        .update_pins(
-            &who.workspace_id,
-            &[id.to_owned()],
-            limits.version_retention,
-            &mut apply,
-        )
+        .update_pins(ws, &[id], state.limits().version_retention, &mut change)
         .await
         .map_err(without_index)?;
     let pin = updated
         .first()
         .ok_or_else(|| Error::internal("update returned no pin"))?;
-    Ok(UpdatedPin {
-        id: pin.id.clone(),
-        updated_at: pin.updated_at,
-        version: pin.version,
-    })
+    Ok(Written::Done(UpdatedPin::of(pin)))
 }
 
 /// Single-pin operations report a missing pin without a batch index.
@@ -498,14 +713,7 @@ pub async fn update_batch(
             &mut apply,
         )
         .await?;
-    Ok(updated
-        .iter()
-        .map(|p| UpdatedPin {
-            id: p.id.clone(),
-            updated_at: p.updated_at,
-            version: p.version,
-        })
-        .collect())
+    Ok(updated.iter().map(UpdatedPin::of).collect())
 }
 
 /// A batch update item is `{id, ...update fields}`: the id is taken out and the rest parsed
@@ -528,17 +736,19 @@ fn split_id(item: &Value, i: usize) -> Result<(String, UpdateBody)> {
     Ok((id, update))
 }
 
-/// `DELETE /pins/{id}`.
+/// `DELETE /pins/{id}` and `/pins/by-key/{key}`.
 pub async fn delete(
     state: &AppState,
     who: &Principal,
-    id: &str,
+    target: &PinRef,
     precondition: Precondition,
 ) -> Result<Deleted> {
-    let ids = [id.to_owned()];
+    let ws = &who.workspace_id;
+    let id = target.id(state, ws).await?;
     state
         .store
-        .delete_pins(&who.workspace_id, &ids, &mut |_, pin| {
+        .delete_pins(ws, std::slice::from_ref(&id), &mut |_, pin| {
+            target.check(pin)?;
             precondition.check_version(pin.version)
         })
         .await

@@ -80,7 +80,7 @@ const LIMIT_CHECK: [&str; 10] = [
     ":write_capacity",
 ];
 
-const PG_INSERT_PIN: [&str; 12] = [
+const PG_INSERT_PIN: [&str; 13] = [
     ":id",
     ":ws",
     ":pin_type",
@@ -93,6 +93,7 @@ const PG_INSERT_PIN: [&str; 12] = [
     ":version",
     ":now",
     ":now",
+    "NULL",
 ];
 
 #[test]
@@ -147,6 +148,7 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
         ":versions",
         ":nows",
         ":nows",
+        ":nulls",
     ];
     assert_runs(
         "batch.sql",
@@ -173,6 +175,7 @@ fn sqlite_ceiling_runs_what_a_sqlite_create_runs() {
         ":version",
         ":now",
         ":now",
+        ":key",
     ];
     assert_runs(
         "sqlite_create.sql",

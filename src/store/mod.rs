@@ -24,7 +24,7 @@
 macro_rules! pin_columns {
     () => {
         "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
-         allow_comments, title, tags, provenance, version, created_at, updated_at"
+         allow_comments, title, tags, provenance, version, created_at, updated_at, key"
     };
 }
 
@@ -32,7 +32,7 @@ macro_rules! pin_columns {
 macro_rules! insert_pins_into {
     () => {
         "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, \
-         title, tags, provenance, version, created_at, updated_at)"
+         title, tags, provenance, version, created_at, updated_at, key)"
     };
 }
 
@@ -60,7 +60,7 @@ pub use events::{Commits, Event, Render};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
-pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery};
+pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery, Upserted};
 pub use placements::Placer;
 pub use sessions::SessionRow;
 
@@ -169,6 +169,8 @@ impl Store {
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
         fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;
+        fn pins_by_key(&self, ws: &str, keys: &[String]) -> Result<Vec<Pin>>;
+        fn upsert_pins(&self, ws: &str, new: &[Pin], retention: u32, change: &mut Change<'_>) -> Result<Vec<Upserted>>;
         fn insert_pinboard(&self, ws: &str, board: &Pinboard) -> Result<()>;
         fn get_pinboard(&self, ws: &str, id: &str) -> Result<Option<Pinboard>>;
         fn placed_pins(&self, ws: &str, board_id: &str) -> Result<Vec<PlacedPin>>;

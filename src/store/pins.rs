@@ -28,6 +28,8 @@ pub struct Pin {
     pub title: Option<String>,
     pub tags: Vec<String>,
     pub provenance: Option<String>,
+    /// The caller's name for the pin, unique within its workspace (CONTRACT.md 14).
+    pub key: Option<String>,
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -42,6 +44,20 @@ impl Pin {
             require_sign_in: self.require_sign_in,
             allow_comments: self.allow_comments,
         }
+    }
+
+    /// Whether `other` says the same as this pin: its type, configuration, layout,
+    /// visibility, metadata and key. Version and times are not content: an upsert that
+    /// would change nothing else writes nothing.
+    pub fn same_content(&self, other: &Pin) -> bool {
+        self.pin_type == other.pin_type
+            && self.pin_config == other.pin_config
+            && self.pin_layout == other.pin_layout
+            && self.is_public == other.is_public
+            && self.title == other.title
+            && self.tags == other.tags
+            && self.provenance == other.provenance
+            && self.key == other.key
     }
 
     pub fn set_sharing(&mut self, sharing: Sharing) {
@@ -64,6 +80,8 @@ pub struct PinQuery {
     pub updated_since: Option<i64>,
     /// Only pins placed on this board (of the same workspace).
     pub pinboard_id: Option<String>,
+    /// Only pins with one of these keys (none: any pin).
+    pub keys: Vec<String>,
 }
 
 /// One state of a pin, in a listed page: every write of a pin gives it a new version, so
@@ -86,6 +104,17 @@ pub struct Idempotent {
     pub created_at: i64,
     /// Records created before this have expired: a new request may take over their key.
     pub live_since: i64,
+}
+
+/// What an upsert did with one key.
+#[derive(Debug)]
+pub enum Upserted {
+    /// No pin had the key: this one was created.
+    Created(Pin),
+    /// The keyed pin became this (its next version).
+    Updated(Pin),
+    /// The keyed pin already said what the upsert says: nothing was written.
+    Unchanged(Pin),
 }
 
 /// Result of a create that carries an idempotency record.
@@ -116,19 +145,27 @@ pub(super) const LIST_PIN_KEYS: &str =
     "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1";
 /// Copies a pin's current state into its versions before it changes.
 const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
-     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at) \
+     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
      SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
-     title, tags, provenance, created_at, updated_at FROM pins WHERE id = $1";
+     title, tags, provenance, created_at, updated_at, key FROM pins WHERE id = $1";
 const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
 const UPDATE_PIN: &str =
     "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
      tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
-     allow_comments = $13 WHERE id = $1";
+     allow_comments = $13, key = $14 WHERE id = $1";
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
 pub(super) const INSERT_PIN: &str = concat!(
     insert_pins_into!(),
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+);
+/// [`INSERT_PIN`] for an upsert's new pin: when a concurrent upsert of the same key has
+/// inserted first, nothing (PostgreSQL waits for that transaction, then the upsert reads and
+/// updates the pin it made).
+const INSERT_KEYED_PIN: &str = concat!(
+    insert_pins_into!(),
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+     ON CONFLICT (workspace_id, key) WHERE key IS NOT NULL DO NOTHING"
 );
 const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
 const VERSIONS: &str = concat!(
@@ -160,6 +197,7 @@ pub(super) fn pin_at(row: &impl Record, first: usize) -> Result<Pin> {
         version: row.get(first + 11)?,
         created_at: row.get(first + 12)?,
         updated_at: row.get(first + 13)?,
+        key: row.get(first + 14)?,
     })
 }
 
@@ -187,12 +225,14 @@ pub(super) fn bind_new_pin<'q, C: Db>(
         .bind(pin.version)
         .bind(pin.created_at)
         .bind(pin.updated_at)
+        .bind(&pin.key)
 }
 
 /// A list's statement before its order and limit: [`LIST_PIN_KEYS`] with the filters
-/// `query` uses, `tag_filter` being the database's test of `$4` among a pin's tags. Its
-/// parameters are bound by [`bind_list_query`].
-pub(super) fn list_pin_keys_sql(query: &PinQuery, tag_filter: &str) -> String {
+/// `query` uses, `tag_filter` being the database's test of `$4` among a pin's tags and
+/// `key_filter` its test of `key` among the list `$7`. Its parameters are bound by
+/// [`bind_list_query`].
+pub(super) fn list_pin_keys_sql(query: &PinQuery, tag_filter: &str, key_filter: &str) -> String {
     let mut sql = LIST_PIN_KEYS.to_owned();
     if query.before_seq.is_some() {
         sql.push_str(" AND seq < $2");
@@ -211,10 +251,14 @@ pub(super) fn list_pin_keys_sql(query: &PinQuery, tag_filter: &str) -> String {
             " AND EXISTS (SELECT 1 FROM placements pl WHERE pl.pinboard_id = $6 AND pl.pin_id = pins.id)",
         );
     }
+    if !query.keys.is_empty() {
+        sql.push_str(" AND ");
+        sql.push_str(key_filter);
+    }
     sql
 }
 
-/// Binds `$1` to `$6` of [`list_pin_keys_sql`] (each, whether its filter is used or not).
+/// Binds `$1` to `$7` of [`list_pin_keys_sql`] (each, whether its filter is used or not).
 pub(super) fn bind_list_query<'q, C: Db>(
     list: Statement<'q, C>,
     ws: &'q str,
@@ -226,6 +270,7 @@ pub(super) fn bind_list_query<'q, C: Db>(
         .bind(&query.tag)
         .bind(query.updated_since)
         .bind(&query.pinboard_id)
+        .bind_list(&query.keys)
 }
 
 /// The pin writes and reads both databases run alike. Every write is one transaction.
@@ -256,6 +301,36 @@ pub(crate) trait PinStore {
         limit: i64,
     ) -> Result<Option<Vec<Pin>>>;
     async fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;
+    /// The workspace's pins whose key is among `keys`, in no particular order.
+    async fn pins_by_key(&self, ws: &str, keys: &[String]) -> Result<Vec<Pin>>;
+    /// For each of `new` (each with a distinct key): when no pin of the workspace has its
+    /// key, stores it; otherwise applies `change` to the keyed pin, writing the result only
+    /// when its content differs ([`Pin::same_content`]). One transaction for all; concurrent
+    /// upserts of one new key make one pin, and each of them answers.
+    async fn upsert_pins(
+        &self,
+        ws: &str,
+        new: &[Pin],
+        retention: u32,
+        change: &mut Change<'_>,
+    ) -> Result<Vec<Upserted>>;
+}
+
+/// The workspace's pins among the keys in `keys`, by key, locked for the transaction.
+async fn lock_keyed<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    keys: &[String],
+) -> Result<HashMap<String, Pin>> {
+    let sql = format!(
+        "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND {} ORDER BY key{}",
+        B::in_list("key", 2),
+        B::FOR_UPDATE
+    );
+    let rows = B::query(&sql).bind(ws).bind_list(keys).fetch_all(tx).await?;
+    rows.iter()
+        .map(|r| pin_from_row(r).map(|p| (p.key.clone().unwrap_or_default(), p)))
+        .collect()
 }
 
 /// Locks the workspace's pins named in `ids` ([`Backend::LOCK_PINS`]) and returns them by
@@ -309,6 +384,7 @@ pub(super) async fn save_change<B: Backend>(
         .bind(new.allow_edit)
         .bind(new.require_sign_in)
         .bind(new.allow_comments)
+        .bind(&new.key)
         .execute(&mut *tx)
         .await?;
     B::query(PRUNE_VERSIONS)
@@ -408,6 +484,74 @@ impl<B: Backend> PinStore for B {
             .map(pin_from_row)
             .collect::<Result<_>>()
             .map(Some)
+    }
+
+    async fn pins_by_key(&self, ws: &str, keys: &[String]) -> Result<Vec<Pin>> {
+        let sql = format!(
+            "SELECT {PIN_COLUMNS} FROM pins WHERE workspace_id = $1 AND {}",
+            B::in_list("key", 2)
+        );
+        let rows = B::query(&sql)
+            .bind(ws)
+            .bind_list(keys)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter().map(pin_from_row).collect()
+    }
+
+    async fn upsert_pins(
+        &self,
+        ws: &str,
+        new: &[Pin],
+        retention: u32,
+        change: &mut Change<'_>,
+    ) -> Result<Vec<Upserted>> {
+        let keys: Vec<String> = new
+            .iter()
+            .map(|pin| pin.key.clone().unwrap_or_default())
+            .collect();
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
+        let mut current = lock_keyed::<B>(&mut *tx, ws, &keys).await?;
+        let mut done = Vec::with_capacity(new.len());
+        let mut events = Vec::with_capacity(new.len());
+        for (i, (pin, key)) in new.iter().zip(&keys).enumerate() {
+            let old = match current.remove(key) {
+                Some(old) => old,
+                None => {
+                    let inserted = bind_new_pin(B::query(INSERT_KEYED_PIN), ws, pin)
+                        .execute(&mut *tx)
+                        .await?;
+                    if inserted == 1 {
+                        let created = NewEvent::pin(ws, EventKind::PinCreated, pin, Vec::new(), self.render());
+                        events.push(created?);
+                        done.push(Upserted::Created(pin.clone()));
+                        continue;
+                    }
+                    // A concurrent upsert stored the key first and has committed: this
+                    // statement's snapshot sees its pin.
+                    lock_keyed::<B>(&mut *tx, ws, std::slice::from_ref(key))
+                        .await?
+                        .remove(key)
+                        .ok_or(Error::Unavailable)?
+                }
+            };
+            let updated = change(i, old.clone())?;
+            if updated.same_content(&old) {
+                done.push(Upserted::Unchanged(old));
+                continue;
+            }
+            events.push(save_change::<B>(&mut *tx, ws, &updated, retention, self.render()).await?);
+            done.push(Upserted::Updated(updated));
+        }
+        if events.is_empty() {
+            tx.rollback().await?;
+            return Ok(done);
+        }
+        B::append_events(&mut *tx, &events).await?;
+        tx.commit().await?;
+        self.committed(ws);
+        Ok(done)
     }
 
     async fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>> {

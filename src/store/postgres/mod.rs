@@ -199,7 +199,7 @@ impl Backend for PgStore {
         // anew (4% of the machine during a list benchmark).
         let sql = format!(
             "{}{NEWEST_FIRST}{}",
-            list_pin_keys_sql(query, tag),
+            list_pin_keys_sql(query, tag, &Self::in_list("key", 7)),
             query.limit
         );
         let rows = bind_list_query(Self::query(&sql), ws, query)

@@ -133,7 +133,7 @@ async fn insert_together(conn: &mut SqliteConnection, rows: &[(&str, &Pin)]) -> 
     Ok(false)
 }
 
-/// Rows per INSERT of a batch: one statement instead of one per pin (12 parameters a row,
+/// Rows per INSERT of a batch: one statement instead of one per pin (13 parameters a row,
 /// far below SQLite's 32766).
 const INSERT_CHUNK: usize = 100;
 
@@ -144,7 +144,7 @@ fn insert_rows(rows: usize) -> Cow<'static, str> {
     if rows == 1 {
         return Cow::Borrowed(INSERT_PIN);
     }
-    let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     Cow::Owned(format!(
         "{} VALUES {}",
         insert_pins_into!(),

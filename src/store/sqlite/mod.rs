@@ -202,8 +202,8 @@ impl Backend for SqliteStore {
         // for a page; the rows come in order already, which this sort checks in one pass.
         let sql = format!(
             "SELECT json_group_array(json_array(seq, id, version, updated_at)) FROM ({} \
-             ORDER BY seq DESC LIMIT $7)",
-            list_pin_keys_sql(query, tag)
+             ORDER BY seq DESC LIMIT $8)",
+            list_pin_keys_sql(query, tag, &Self::in_list("key", 7))
         );
         let row = bind_list_query(Self::query(&sql), ws, query)
             .bind(query.limit)

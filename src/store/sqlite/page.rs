@@ -25,6 +25,7 @@ pub(super) struct PageRow<'a>(
     i64,
     i64,
     i64,
+    Option<String>,
 );
 
 /// A [`PageRow`] in SQL. The stored JSON columns go in as JSON (`json(...)`), not as
@@ -33,7 +34,7 @@ pub(super) struct PageRow<'a>(
 pub(super) const PAGE_ROW: &str =
     "json_array(id, pin_type, json(pin_config), pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, json(tags), json(provenance), version, \
-     created_at, updated_at)";
+     created_at, updated_at, key)";
 
 impl PageRow<'_> {
     /// The pins of a page, in no particular order.
@@ -59,6 +60,7 @@ impl PageRow<'_> {
             version,
             created_at,
             updated_at,
+            key,
         ) = self;
         Pin {
             id,
@@ -75,6 +77,7 @@ impl PageRow<'_> {
             version,
             created_at,
             updated_at,
+            key,
         }
     }
 }
