@@ -21,9 +21,10 @@ use crate::{
     auth::{Auth, PinsRead, PinsWrite, Principal},
     error::{Error, Result},
     pins::{
+        append::AppendBody,
         ops::{
-            self, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody, ListParams,
-            PinRef, RenderParams, WriteParams, Written,
+            self, AppendedPin, BatchCreateBody, BatchDeleteBody, BatchGetBody, BatchUpdateBody,
+            ListParams, PinRef, RenderParams, WriteParams, Written,
         },
         rendered::PinRead,
         upsert::{self, BatchUpsertBody, UpsertResult, UpsertedPin},
@@ -129,6 +130,20 @@ pub fn routes() -> ApiRouter<AppState> {
             })
             .delete_with(delete_by_key, |op| {
                 docs::if_match(doc(op, "Delete a pin by key").id("deletePinByKey"))
+            }),
+        )
+        .api_route(
+            "/pins/{id}/append",
+            post_with(append, |op| {
+                doc(op, "Append points, rows, events or items to a pin, dropping the oldest beyond max_*")
+                    .id("appendToPin")
+            }),
+        )
+        .api_route(
+            "/pins/by-key/{key}/append",
+            post_with(append_by_key, |op| {
+                doc(op, "Append to the pin with this key, dropping the oldest beyond max_*")
+                    .id("appendToPinByKey")
             }),
         )
 }
@@ -280,7 +295,17 @@ async fn update(
     let target = PinRef::Id(id);
     let precondition = precondition(&headers);
     let dry_run = params.dry_run()?;
-    updated(ops::update(&state, &auth.principal, &target, body, precondition, dry_run).await?)
+    updated(
+        ops::update(
+            &state,
+            &auth.principal,
+            &target,
+            body,
+            precondition,
+            dry_run,
+        )
+        .await?,
+    )
 }
 
 async fn patch(
@@ -291,7 +316,15 @@ async fn patch(
     ApiQuery(params): ApiQuery<WriteParams>,
     body: PatchBody<UpdateBody>,
 ) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
-    patch_pin(&state, &auth.principal, PinRef::Id(id), &headers, &params, body).await
+    patch_pin(
+        &state,
+        &auth.principal,
+        PinRef::Id(id),
+        &headers,
+        &params,
+        body,
+    )
+    .await
 }
 
 async fn patch_by_key(
@@ -302,7 +335,15 @@ async fn patch_by_key(
     ApiQuery(params): ApiQuery<WriteParams>,
     body: PatchBody<UpdateBody>,
 ) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
-    patch_pin(&state, &auth.principal, PinRef::Key(key), &headers, &params, body).await
+    patch_pin(
+        &state,
+        &auth.principal,
+        PinRef::Key(key),
+        &headers,
+        &params,
+        body,
+    )
+    .await
 }
 
 async fn patch_pin(
@@ -342,6 +383,28 @@ async fn upsert_batch(
     ApiJson(body, _): ApiJson<BatchUpsertBody>,
 ) -> Result<Envelope<OrDryRun<Vec<UpsertResult>, Vec<Record>>>> {
     all(upsert::upsert_batch(&state, &auth.principal, body, params.dry_run()?).await?)
+}
+
+async fn append(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinPath { id }): ApiPath<PinPath>,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    ApiJson(AppendBody(body), _): ApiJson<AppendBody>,
+) -> Result<Envelope<OrDryRun<AppendedPin, Record>>> {
+    let target = PinRef::Id(id);
+    one(ops::append(&state, &auth.principal, &target, &body, params.dry_run()?).await?)
+}
+
+async fn append_by_key(
+    State(state): State<AppState>,
+    auth: Auth<PinsWrite>,
+    ApiPath(PinKeyPath { key }): ApiPath<PinKeyPath>,
+    ApiQuery(params): ApiQuery<WriteParams>,
+    ApiJson(AppendBody(body), _): ApiJson<AppendBody>,
+) -> Result<Envelope<OrDryRun<AppendedPin, Record>>> {
+    let target = PinRef::Key(key);
+    one(ops::append(&state, &auth.principal, &target, &body, params.dry_run()?).await?)
 }
 
 async fn update_batch(

@@ -24,8 +24,6 @@ where
         // that takes a single value is refused.
         serde_html_form::from_str::<T>(query)
             .map(ApiQuery)
-            .map_err(|e| {
-                Error::validation("query", format!("a well-formed query string ({e})"))
-            })
+            .map_err(|e| Error::validation("query", format!("a well-formed query string ({e})")))
     }
 }

@@ -29,6 +29,7 @@ const BATCH_ROUTES: &[(&str, &str)] = &[
     ("/pins/batch/get", "pin_ids"),
     ("/pins/batch/update", "pins"),
     ("/pins/batch/delete", "pin_ids"),
+    ("/pins/batch/upsert", "pins"),
 ];
 /// Routes that read although they are POSTs.
 const READ_POSTS: &[&str] = &["/pins/batch/get"];
@@ -89,6 +90,12 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
     let mcp = route == MCP_ROUTE;
     let cost = if mcp {
         mcp_cost(&body)
+    } else if is_dry_run(req.uri().query()) {
+        // A dry run writes nothing: one token, nothing of the write bucket (CONTRACT.md 14).
+        Cost {
+            tokens: 1,
+            write: false,
+        }
     } else {
         Cost {
             tokens: BATCH_ROUTES
@@ -315,6 +322,14 @@ fn mcp_cost(body: &[u8]) -> Cost {
         tokens,
         write: tool.write,
     }
+}
+
+/// Whether the query asks for a dry run (`dry_run=true`).
+fn is_dry_run(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .any(|(name, value)| name == "dry_run" && value == "true")
+    })
 }
 
 /// A batch's price by its item count: `ceil(n / 10)` tokens. A body that can't be counted

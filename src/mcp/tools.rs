@@ -26,6 +26,7 @@ use crate::{
         CreateBoardBody, UpdateBoardBody,
     },
     pins::{
+        append::AppendBody,
         ops::{self as pin_ops, render_flag, BatchCreateBody, ListParams, PinRef, RenderParams},
         upsert::{self, BatchUpsertItem},
         CreateBody, UpdateBody,
@@ -137,6 +138,13 @@ tools! {
         op!(|s, who, _id, args| {
             let (key, body) = keyed(args)?;
             upsert::upsert(s, who, &key, body, false).await?.done()?
+        });
+    "append_to_pin" => A::workspace(S::PinsWrite), write: true, batch: None, path: Path::None,
+        schema: append_schema,
+        "Append to a pin named by id or key: chart points, table rows, timeline events, list items; the oldest drop beyond max_* (POST /v1/pins/{id}/append).",
+        op!(|s, who, _id, args| {
+            let (target, body) = named_pin(args)?;
+            pin_ops::append(s, who, &target, &body, false).await?.done()?
         });
     "get_pin" => A::workspace(S::PinsRead), write: false, batch: None, path: Path::Id("A pin id (p-...)"),
         schema: schema_of::<RenderParams>,
@@ -313,8 +321,56 @@ fn keyed<T: DeserializeOwned>(args: Value) -> Result<(String, T)> {
     };
     match args.remove("key") {
         Some(Value::String(key)) => Ok((key, body(Value::Object(args))?)),
-        _ => Err(Error::validation("key", "the pin's key, a string (required)")),
+        _ => Err(Error::validation(
+            "key",
+            "the pin's key, a string (required)",
+        )),
     }
+}
+
+/// `append_to_pin`'s input: the append body of its route, each of its shapes taking the
+/// pin's `id` or `key` beside its own members.
+fn append_schema() -> Value {
+    let mut schema = schema_of::<AppendBody>();
+    let names = json!({
+        "id": {"type": "string", "minLength": 1, "description": "A pin id (p-...); or send key"},
+        "key": {"type": "string", "pattern": crate::pins::KEY_PATTERN, "description": "The pin's key; or send id"},
+    });
+    let shapes: Vec<String> = schema["oneOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|shape| shape["$ref"].as_str())
+        .filter_map(|path| path.strip_prefix("#/$defs/"))
+        .map(str::to_owned)
+        .collect();
+    for shape in shapes {
+        if let (Some(Value::Object(properties)), Value::Object(names)) =
+            (schema["$defs"][&shape].get_mut("properties"), &names)
+        {
+            properties.extend(names.clone());
+        }
+    }
+    schema
+}
+
+/// The arguments as `{id | key, ...body}`: the pin named (exactly one of the two) and the
+/// rest as the body.
+fn named_pin(args: Value) -> Result<(PinRef, Value)> {
+    let Value::Object(mut args) = args else {
+        return Err(Error::validation("arguments", "a JSON object"));
+    };
+    let target = match (args.remove("id"), args.remove("key")) {
+        (Some(Value::String(id)), None) if !id.is_empty() => PinRef::Id(id),
+        (None, Some(Value::String(key))) => PinRef::Key(key),
+        _ => {
+            return Err(Error::validation(
+                "id",
+                "a pin id, or instead a key (exactly one of the two)",
+            ))
+        }
+    };
+    Ok((target, Value::Object(args)))
 }
 
 fn no_body(args: Value) -> Result<()> {

@@ -8,7 +8,7 @@ use super::rules::{all_finite, max_chars, max_chars_each, max_items};
 use super::{ConfigError, PinConfig};
 
 /// Most labels, hence values per series.
-const MAX_LABELS: usize = 1000;
+pub(crate) const MAX_LABELS: usize = 1000;
 /// Most series in one chart.
 const MAX_SERIES: usize = 50;
 /// Longest label, series name or axis title, in characters.

@@ -12,7 +12,7 @@ use super::{ConfigError, PinConfig};
 /// Most columns in one table.
 const MAX_COLUMNS: usize = 100;
 /// Most rows in one table.
-const MAX_ROWS: usize = 10_000;
+pub(crate) const MAX_ROWS: usize = 10_000;
 
 /// A table whose columns declare the type of their cells.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -8,7 +8,7 @@ use super::rules::{max_chars, max_items, web_url, MAX_URL_CHARS};
 use super::{ConfigError, PinConfig};
 
 /// Most items in one list.
-const MAX_ITEMS: usize = 500;
+pub(crate) const MAX_ITEMS: usize = 500;
 
 /// A list of items, each optionally checked or linked.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

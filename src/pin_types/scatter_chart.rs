@@ -10,7 +10,7 @@ use super::{ConfigError, PinConfig};
 /// Most series in one chart.
 const MAX_SERIES: usize = 50;
 /// Most points in one series.
-const MAX_POINTS: usize = 1000;
+pub(crate) const MAX_POINTS: usize = 1000;
 
 /// Series of (x, y) points on two numeric axes.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -9,7 +9,7 @@ use super::status_grid::Status;
 use super::{ConfigError, PinConfig};
 
 /// Most events in one timeline.
-const MAX_EVENTS: usize = 500;
+pub(crate) const MAX_EVENTS: usize = 500;
 
 /// Dated events with title, description and status.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -144,13 +144,15 @@ fn check_members(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn pin() -> Pin {
         Pin {
             id: "p-1".into(),
             pin_type: "stat-cards".into(),
-            pin_config: r#"{"cards":[{"title":"Revenue","value":"$1"},{"title":"Users","value":"9"}]}"#
-                .into(),
+            pin_config:
+                r#"{"cards":[{"title":"Revenue","value":"$1"},{"title":"Users","value":"9"}]}"#
+                    .into(),
             pin_layout: "2x1".into(),
             is_public: false,
             allow_edit: false,
@@ -167,7 +169,9 @@ mod tests {
     }
 
     fn merged(patch: Value) -> Result<Pin> {
-        change(&pin(), &patch, &Limits::default())?.apply(pin(), "", &Limits::default(), 5)
+        let settings = crate::Settings::with_overrides(&[]).unwrap();
+        let limits = &settings.limits;
+        change(&pin(), &patch, limits)?.apply(pin(), "", limits, 5)
     }
 
     #[test]
@@ -193,7 +197,9 @@ mod tests {
     fn arrays_are_replaced_whole_and_checked_for_the_type() {
         let e = merged(json!({"pin_config": {"cards": [{"title": 5}]}})).unwrap_err();
         match e {
-            Error::PinConfigInvalid { field, .. } => assert!(field.starts_with("pin_config.cards[0]"), "{field}"),
+            Error::PinConfigInvalid { field, .. } => {
+                assert!(field.starts_with("pin_config.cards[0]"), "{field}")
+            }
             other => panic!("{other:?}"),
         }
     }

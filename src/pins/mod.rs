@@ -1,6 +1,7 @@
 //! Pins: the request bodies, their parsing into checked domain values, and the record shape
 //! every read returns. [`ops`] holds the operations HTTP (and later MCP and pages) call.
 
+pub mod append;
 pub mod merge;
 pub mod ops;
 pub mod records;

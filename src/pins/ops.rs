@@ -1,18 +1,20 @@
 //! The pin operations, as plain functions over the application state and the caller. HTTP
 //! handlers, MCP tools and pages call them; each returns the records it made or read.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    sync::atomic::{AtomicUsize, Ordering},
+};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
     check_key,
     records::Record,
     rendered::{self, PinRead},
-    CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin, BATCH_ITEMS,
-    KEY_PATTERN,
+    CreateBody, CreatedPin, PinRecord, UpdateBody, UpdatedPin, BATCH_ITEMS, KEY_PATTERN,
 };
 use crate::{
     app::AppState,
@@ -87,7 +89,10 @@ impl PinRef {
             PinRef::Id(id) => state.store.get_pins(ws, std::slice::from_ref(id)).await?,
             PinRef::Key(key) => {
                 check_key(key, "key")?;
-                state.store.pins_by_key(ws, std::slice::from_ref(key)).await?
+                state
+                    .store
+                    .pins_by_key(ws, std::slice::from_ref(key))
+                    .await?
             }
         };
         found.into_iter().next().ok_or_else(pin_not_found)
@@ -169,10 +174,11 @@ fn key_taken(i: usize, batch: bool) -> Error {
 fn check_distinct_keys(pins: &[Pin]) -> Result<()> {
     for (i, pin) in pins.iter().enumerate() {
         if pin.key.is_some() && pins[..i].iter().any(|p| p.key == pin.key) {
-            return Err(
-                Error::validation(format!("pins[{i}].key"), "a key not already in this batch")
-                    .at_index(i),
-            );
+            return Err(Error::validation(
+                format!("pins[{i}].key"),
+                "a key not already in this batch",
+            )
+            .at_index(i));
         }
     }
     Ok(())
@@ -608,6 +614,63 @@ pub async fn merge_patch(
         change.apply(pin, "", limits, now)
     };
     write_one(state, who, target, dry_run, apply).await
+}
+
+/// The answer of an append: the pin's new version and how many entries it holds.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AppendedPin {
+    pub id: String,
+    /// Milliseconds since the Unix epoch.
+    pub updated_at: i64,
+    pub version: i64,
+    /// Entries of the collection after the append (labels, rows, events, items, points).
+    pub size: usize,
+}
+
+/// `POST /pins/{id}/append` (and by key): adds to the pin's collection inside the write, so
+/// concurrent appends each land (CONTRACT.md 14).
+pub async fn append(
+    state: &AppState,
+    who: &Principal,
+    target: &PinRef,
+    body: &Value,
+    dry_run: bool,
+) -> Result<Written<AppendedPin>> {
+    let limits = state.limits();
+    let now = clock::now_ms();
+    let size = AtomicUsize::new(0);
+    let apply = |mut pin: Pin| {
+        let pin_type = super::parse_pin_type(&pin.pin_type, "pin_type")?;
+        let config: Value = serde_json::from_str(&pin.pin_config)
+            .map_err(|e| Error::internal_in("stored configuration", e))?;
+        let appended = super::append::append(pin_type, &config, body)?;
+        reads_datasets(who, crate::templates::names_any(&appended.config))?;
+        let text = serde_json::to_string(&appended.config).map_err(Error::internal)?;
+        if text.len() > limits.pin_config_bytes {
+            return Err(Error::validation(
+                "pin_config",
+                format!(
+                    "a configuration of at most {} bytes of JSON after the append (lower max_*)",
+                    limits.pin_config_bytes
+                ),
+            ));
+        }
+        size.store(appended.size, Ordering::Relaxed);
+        pin.pin_config = text;
+        pin.version += 1;
+        pin.updated_at = now.max(pin.updated_at);
+        Ok(pin)
+    };
+    Ok(match write_one(state, who, target, dry_run, apply).await? {
+        Written::Done(pin) => Written::Done(AppendedPin {
+            id: pin.id,
+            updated_at: pin.updated_at,
+            version: pin.version,
+            size: size.load(Ordering::Relaxed),
+        }),
+        Written::DryRun(records) => Written::DryRun(records),
+    })
 }
 
 /// One pin's write, as [`update`], the merge patch and the append make it: `apply` decides,

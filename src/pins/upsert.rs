@@ -27,7 +27,7 @@ use crate::{
 pub enum UpsertedPin {
     Created {
         #[serde(flatten)]
-        pin: CreatedPin,
+        pin: Box<CreatedPin>,
         #[schemars(extend("const" = true))]
         created: bool,
     },
@@ -136,12 +136,11 @@ pub async fn upsert(
 
 fn answer(state: &AppState, done: Upserted, dry_run: bool) -> Result<Written<UpsertedPin>> {
     Ok(match done {
-        Upserted::Unchanged(pin) if dry_run => Written::DryRun(vec![PinRecord::from_pin(
-            pin,
-            state.public_base(),
-        )?]),
+        Upserted::Unchanged(pin) if dry_run => {
+            Written::DryRun(vec![PinRecord::from_pin(pin, state.public_base())?])
+        }
         Upserted::Created(pin) => Written::Done(UpsertedPin::Created {
-            pin: CreatedPin::new(&pin, state.public_base())?,
+            pin: Box::new(CreatedPin::new(&pin, state.public_base())?),
             created: true,
         }),
         Upserted::Updated(pin) => Written::Done(UpsertedPin::Updated {

@@ -118,6 +118,7 @@ pub(super) mod tests {
             title: Some(title.into()),
             tags: Vec::new(),
             provenance: None,
+            key: None,
             version: 1,
             created_at: 0,
             updated_at: 0,

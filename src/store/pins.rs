@@ -327,7 +327,11 @@ async fn lock_keyed<B: Backend>(
         B::in_list("key", 2),
         B::FOR_UPDATE
     );
-    let rows = B::query(&sql).bind(ws).bind_list(keys).fetch_all(tx).await?;
+    let rows = B::query(&sql)
+        .bind(ws)
+        .bind_list(keys)
+        .fetch_all(tx)
+        .await?;
     rows.iter()
         .map(|r| pin_from_row(r).map(|p| (p.key.clone().unwrap_or_default(), p)))
         .collect()
@@ -523,7 +527,13 @@ impl<B: Backend> PinStore for B {
                         .execute(&mut *tx)
                         .await?;
                     if inserted == 1 {
-                        let created = NewEvent::pin(ws, EventKind::PinCreated, pin, Vec::new(), self.render());
+                        let created = NewEvent::pin(
+                            ws,
+                            EventKind::PinCreated,
+                            pin,
+                            Vec::new(),
+                            self.render(),
+                        );
                         events.push(created?);
                         done.push(Upserted::Created(pin.clone()));
                         continue;
