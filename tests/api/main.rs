@@ -14,6 +14,7 @@ mod helpers;
 mod idp;
 mod jwt;
 mod key_limits;
+mod keys;
 mod limits;
 mod lists;
 mod live;
