@@ -33,4 +33,5 @@ mod signed_in_pages;
 mod slow_clients;
 mod smoke;
 mod templates;
+mod upsert;
 mod web_sign_in;
