@@ -2,6 +2,7 @@
 //! One binary: every module below shares it, and tests run in parallel.
 
 mod api_keys;
+mod append;
 mod auth;
 mod batch;
 mod blocks;
