@@ -20,6 +20,7 @@ mod limits;
 mod lists;
 mod live;
 mod mcp;
+mod merge_patch;
 mod openapi;
 mod ops;
 mod outage;
