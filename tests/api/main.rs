@@ -10,6 +10,7 @@ mod cli;
 mod collaborators;
 mod connections;
 mod datasets;
+mod dry_run;
 mod errors;
 mod helpers;
 mod idp;
