@@ -41,7 +41,7 @@ TOOLS = {
     "list_pin_types", "create_pin", "create_pins", "get_pin", "list_pins", "update_pin",
     "delete_pin", "share_pin", "create_pinboard", "list_pinboards", "get_pinboard",
     "update_pinboard", "place_pin", "create_dataset", "list_datasets", "get_dataset",
-    "update_dataset", "delete_dataset",
+    "update_dataset", "delete_dataset", "upsert_pin", "append_to_pin",
 }
 WITH_ID = {
     "get_pin", "update_pin", "delete_pin", "share_pin", "get_pinboard", "update_pinboard",
@@ -192,8 +192,8 @@ async def protocol(store, url, rest, key):
 
         listed = await asyncio.wait_for(mcp.session.list_tools(), CALL_TIMEOUT)
         names = [t.name for t in listed.tools]
-        check(f"{store}: tools/list has the 18 tools of CONTRACT.md 10",
-              set(names) == TOOLS and len(names) == 18, sorted(names))
+        check(f"{store}: tools/list has the 20 tools of CONTRACT.md 10 and 14",
+              set(names) == TOOLS and len(names) == 20, sorted(names))
         bad = []
         for tool in listed.tools:
             schema = tool.inputSchema or {}
@@ -203,6 +203,10 @@ async def protocol(store, url, rest, key):
             if (tool.name in WITH_ID) != ("id" in required):
                 bad.append(f"{tool.name}: id required={('id' in required)}")
         check(f"{store}: every inputSchema is an object schema, id where the REST path has one", not bad, bad)
+        upsert = next((t for t in listed.tools if t.name == "upsert_pin"), None)
+        check(f"{store}: upsert_pin requires key",
+              upsert is not None and "key" in ((upsert.inputSchema or {}).get("required") or []),
+              upsert.inputSchema if upsert else None)
         types = [t["pin_type"] for t in rest.data("/v1/pin-types")]
         create_pin = next((t for t in listed.tools if t.name == "create_pin"), None)
         text = json.dumps(create_pin.inputSchema if create_pin else {})
@@ -326,6 +330,55 @@ async def tools_agree_with_rest(store, url, rest, key):
             check(f"{store}: the refused config wrote nothing", rest.count(tag) == before)
         await step(f"{store}: refused config", refused_config())
 
+        async def upserts():
+            key = tag + "-upsert"
+            created = await mcp.ok("upsert_pin", dict(stat_cards("Upserted", tag), key=key))
+            read = rest.data(f"/v1/pins/by-key/{key}")
+            expected = {k: v for k, v in created.items() if k not in ("pin_id", "created")}
+            check(f"{store}: upsert_pin of a new key = PUT /v1/pins/by-key (created, the create answer)",
+                  created.get("created") is True and created.get("pin_id") == read["id"]
+                  and read == expected and read["key"] == key and read["version"] == 1, (created, read))
+            again = await mcp.ok("upsert_pin", dict(stat_cards("Upserted", tag), key=key))
+            check(f"{store}: upsert_pin of the same body changes nothing (changed false, version 1)",
+                  again.get("id") == read["id"] and again.get("created") is False and again.get("changed") is False
+                  and again.get("version") == 1 and rest.data(f"/v1/pins/by-key/{key}") == read, again)
+            changed = await mcp.ok("upsert_pin", dict(stat_cards("Upserted", tag, trend="down"), key=key))
+            read = rest.data(f"/v1/pins/by-key/{key}")
+            check(f"{store}: upsert_pin of a new body updates the pin (changed true, version 2)",
+                  changed.get("created") is False and changed.get("changed") is True and changed.get("version") == 2
+                  and read["version"] == 2 and read["pin_config"]["cards"][0]["trend"] == "down", (changed, read))
+            error = await mcp.refused("upsert_pin", dict(stat_cards("Upserted", tag), key="-bad"))
+            check(f"{store}: upsert_pin of a bad key is VALIDATION_FAILED at key",
+                  error.get("code") == "VALIDATION_FAILED" and error.get("details", {}).get("field") == "key", error)
+        await step(f"{store}: upsert_pin", upserts())
+
+        async def appends():
+            key = tag + "-append"
+            chart = {"pin_type": "line-chart", "key": key, "metadata": {"title": "Latency", "tags": [tag]},
+                     "pin_config": {"labels": ["Mon"], "series": [{"name": "p50", "data": [120]}]}}
+            status, body, _ = rest.call("POST", "/v1/pins", chart)
+            pin = body["data"]["pin_id"] if status == 200 else None
+            by_key = await mcp.ok("append_to_pin", {"key": key, "points": [{"label": "Tue", "values": {"p50": 130}}]})
+            by_id = await mcp.ok("append_to_pin", {"id": pin, "points": [{"label": "Wed", "values": {"p50": 125}}],
+                                                   "max_points": 2})
+            read = rest.data(f"/v1/pins/{pin}")
+            check(f"{store}: append_to_pin by key and by id = POST .../append ({{id, updated_at, version, size}})",
+                  set(by_key) == {"id", "updated_at", "version", "size"} and by_key["id"] == pin
+                  and by_key["version"] == 2 and by_key["size"] == 2
+                  and by_id["version"] == 3 and by_id["size"] == 2
+                  and read["version"] == 3 and read["pin_config"]["labels"] == ["Tue", "Wed"], (by_key, by_id, read))
+            bad = {"key": key, "points": [{"label": "Thu", "values": {"p50": "fast"}}]}
+            error = await mcp.refused("append_to_pin", bad)
+            status, body, _ = rest.call("POST", f"/v1/pins/by-key/{key}/append", {k: v for k, v in bad.items() if k != "key"})
+            check(f"{store}: a refused append_to_pin is REST's error at the item's path, nothing written",
+                  error.get("details", {}).get("field") == "points[0].values.p50" and status == 400
+                  and body["error"] == error and rest.data(f"/v1/pins/{pin}")["version"] == 3, (error, body))
+            cards = (await mcp.ok("create_pin", stat_cards("Not a series", tag)))["pin_id"]
+            error = await mcp.refused("append_to_pin", {"id": cards, "items": [{"text": "x"}]})
+            check(f"{store}: append_to_pin on stat-cards is VALIDATION_FAILED at pin_type",
+                  error.get("code") == "VALIDATION_FAILED" and error.get("details", {}).get("field") == "pin_type", error)
+        await step(f"{store}: append_to_pin", appends())
+
         async def not_found():
             for tool, args in [("get_pin", {"id": "p-nope"}),
                                ("update_pin", {"id": "p-nope", "metadata": {"title": "x"}}),
@@ -352,6 +405,15 @@ async def scope_required(store, url, rest, reader_key, tag, pin):
         check(f"{store}: SCOPE_REQUIRED wrote nothing", rest.count(tag) == before and read == pin_before, read)
         got = await mcp.ok("get_pin", {"id": pin})
         check(f"{store}: pins:read still reads (get_pin = REST)", got == reader.data(f"/v1/pins/{pin}"), got)
+        key = tag + "-reader"
+        error = await mcp.refused("upsert_pin", dict(stat_cards("No", tag), key=key))
+        check(f"{store}: upsert_pin with only pins:read is SCOPE_REQUIRED (pins:write)",
+              error.get("details", {}).get("required_scope") == "pins:write", error)
+        error = await mcp.refused("append_to_pin", {"id": pin, "items": [{"text": "No"}]})
+        check(f"{store}: append_to_pin with only pins:read is SCOPE_REQUIRED", error.get("code") == "SCOPE_REQUIRED", error)
+        status, _, _ = rest.get(f"/v1/pins/by-key/{key}")
+        check(f"{store}: the refused upsert_pin and append_to_pin wrote nothing",
+              status == 404 and rest.data(f"/v1/pins/{pin}") == read, status)
 
 
 async def other_workspace(store, url, rest, other_key, pin):

@@ -457,3 +457,38 @@ pub fn drop_database(name: String) {
     })
     .join();
 }
+
+/// `body` with a top-level pin `key`.
+pub fn with_key(mut body: Value, key: &str) -> Value {
+    body["key"] = json!(key);
+    body
+}
+
+/// `GET /v1/pins?key=..&key=..` (asserting 200): the pins holding these keys.
+pub async fn pins_with_keys(app: &TestApp, keys: &[&str]) -> Vec<Value> {
+    let query: Vec<(&str, &str)> = keys.iter().map(|k| ("key", *k)).collect();
+    let res = app
+        .send(app.req(Method::GET, "/v1/pins").query(&query))
+        .await
+        .expect(200);
+    res.data()
+        .as_array()
+        .unwrap_or_else(|| panic!("no array: {}", res.body))
+        .clone()
+}
+
+/// The default workspace's event stream, read with the `*` key (asserting 200).
+pub async fn event_stream(app: &TestApp) -> crate::live::Stream {
+    let stream = crate::live::Stream::open(app, "/v1/events", &app.key, &[]).await;
+    assert_eq!(stream.status, 200);
+    stream
+}
+
+/// Asserts that nothing was published on `stream` since it was last read: a marker pin is
+/// created, and its `pin.created` must be the stream's next event. The marker stays.
+pub async fn assert_no_event(app: &TestApp, stream: &mut crate::live::Stream) {
+    let marker = app.create_pin(&stat_cards("marker")).await;
+    let next = stream.next_event().await;
+    assert_eq!(next.event.as_deref(), Some("pin.created"), "{next:?}");
+    assert_eq!(next.data["id"], marker["pin_id"], "{next:?}");
+}

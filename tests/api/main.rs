@@ -2,6 +2,7 @@
 //! One binary: every module below shares it, and tests run in parallel.
 
 mod api_keys;
+mod append;
 mod auth;
 mod batch;
 mod blocks;
@@ -9,15 +10,18 @@ mod cli;
 mod collaborators;
 mod connections;
 mod datasets;
+mod dry_run;
 mod errors;
 mod helpers;
 mod idp;
 mod jwt;
 mod key_limits;
+mod keys;
 mod limits;
 mod lists;
 mod live;
 mod mcp;
+mod merge_patch;
 mod openapi;
 mod ops;
 mod outage;
@@ -32,4 +36,5 @@ mod signed_in_pages;
 mod slow_clients;
 mod smoke;
 mod templates;
+mod upsert;
 mod web_sign_in;
