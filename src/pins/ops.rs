@@ -154,15 +154,10 @@ async fn check_keys_free(state: &AppState, ws: &str, pins: &[Pin], batch: bool) 
     Ok(())
 }
 
+/// The 409 of a taken key: `details.field` is `key` (CONTRACT.md 14), with the item's
+/// `details.index` in a batch.
 fn key_taken(i: usize, batch: bool) -> Error {
-    let error = Error::taken(
-        if batch {
-            format!("pins[{i}].key")
-        } else {
-            "key".to_owned()
-        },
-        "another pin of this workspace has this key",
-    );
+    let error = Error::taken("key", "another pin of this workspace has this key");
     if batch {
         error.at_index(i)
     } else {

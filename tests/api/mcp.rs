@@ -1,5 +1,5 @@
 //! `/mcp` (CONTRACT.md 10): the Model Context Protocol endpoint for agents, driven as a
-//! client would, with JSON-RPC over `POST /mcp`: initialize, the 18 tools and their schemas,
+//! client would, with JSON-RPC over `POST /mcp`: initialize, the 20 tools and their schemas,
 //! every tool's result checked against the REST view, refusals as tool errors (config, not
 //! found, scope, another workspace), the rate limits shared with REST, 401s, and events.
 
@@ -13,10 +13,12 @@ use crate::{both_stores, helpers::*, live::Stream};
 const PROTOCOL: &str = "2025-06-18";
 
 /// The tools of CONTRACT.md 10, names exact.
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 20] = [
     "list_pin_types",
     "create_pin",
     "create_pins",
+    "upsert_pin",
+    "append_to_pin",
     "get_pin",
     "list_pins",
     "update_pin",
@@ -239,15 +241,15 @@ both_stores! {
         let initialized = rpc(&app, Some(&app.key), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         assert!((200..300).contains(&initialized.status), "{}", initialized.status);
         let listed = list_tools(&app, &app.key).await;
-        assert_eq!(answered(&listed, 2)["tools"].as_array().map(Vec::len), Some(18));
+        assert_eq!(answered(&listed, 2)["tools"].as_array().map(Vec::len), Some(20));
     }
 
-    async fn tools_list_has_the_eighteen_with_their_schemas(app) {
+    async fn tools_list_has_the_twenty_with_their_schemas(app) {
         let res = list_tools(&app, &app.key).await;
         let tools = answered(&res, 2)["tools"].as_array().expect("tools").clone();
         let names: BTreeSet<&str> = tools.iter().map(|t| t["name"].as_str().expect("a name")).collect();
         assert_eq!(names, TOOLS.into_iter().collect::<BTreeSet<_>>());
-        assert_eq!(tools.len(), 18, "no tool twice");
+        assert_eq!(tools.len(), 20, "no tool twice");
 
         let catalogue = app.get("/v1/pin-types").await.expect(200);
         let types: Vec<String> = catalogue.data().as_array().unwrap().iter().map(|e| id_of(e, "pin_type")).collect();
@@ -313,7 +315,7 @@ both_stores! {
             assert_eq!(error["details"]["required_scope"], json!(scope), "{name}: {result}");
             checked += 1;
         }
-        assert_eq!(checked, 17, "every tool but the catalogue needs a scope");
+        assert_eq!(checked, 19, "every tool but the catalogue needs a scope");
     }
 
     async fn list_pin_types_is_the_rest_catalogue(app) {

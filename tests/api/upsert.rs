@@ -1,5 +1,5 @@
-//! Upsert by key (CONTRACT.md 14): `PUT /pins/by-key/{key}` creates (201, the create answer
-//! with `created: true`) or replaces (200, the update answer with `created: false` and
+//! Upsert by key (CONTRACT.md 14): `PUT /pins/by-key/{key}` creates (the create answer
+//! with `created: true`) or replaces (the update answer with `created: false` and
 //! `changed`), writes nothing when nothing would change, and is safe under concurrency;
 //! `POST /pins/batch/upsert` does the same for up to 100 keys, all or nothing.
 
@@ -83,7 +83,7 @@ fn index(res: &Resp) -> &Value {
 both_stores! {
     async fn a_new_key_is_created_with_the_create_answer(app) {
         let body = cards("Revenue", "$1.2M");
-        let res = upsert(&app, "daily-revenue", &body).await.expect(201);
+        let res = upsert(&app, "daily-revenue", &body).await.expect(200);
         let created = res.data().clone();
         assert_eq!(created["created"], json!(true), "{created}");
         let id = created["pin_id"].as_str().unwrap();
@@ -110,7 +110,7 @@ both_stores! {
             "data_type": "pin-card", "pin_type": "flexible-table", "pin_layout": "2x2",
             "content": table_config(), "key": "inventory", "metadata": {"title": "Stock"}
         });
-        let res = upsert(&app, "inventory", &shape_b).await.expect(201);
+        let res = upsert(&app, "inventory", &shape_b).await.expect(200);
         assert_eq!(res.data()["created"], json!(true));
         let stored = by_key(&app, "inventory").await;
         assert_eq!(stored["pin_config"], table_config());
@@ -119,7 +119,7 @@ both_stores! {
     }
 
     async fn an_existing_key_is_updated_and_the_answer_says_what_changed(app) {
-        let first = upsert(&app, "revenue", &cards("Revenue", "1")).await.expect(201);
+        let first = upsert(&app, "revenue", &cards("Revenue", "1")).await.expect(200);
         let id = first.data()["pin_id"].clone();
 
         let res = upsert(&app, "revenue", &cards("Revenue", "2")).await.expect(200);
@@ -206,7 +206,7 @@ both_stores! {
         assert_eq!(refused.body["error"]["details"]["required_scope"], json!("pins:write"));
         assert!(all_pins(&app).await.is_empty(), "nothing created");
 
-        upsert(&app, "alpha", &cards("A", "1")).await.expect(201);
+        upsert(&app, "alpha", &cards("A", "1")).await.expect(200);
         upsert(&app, "alpha", &bad_cards()).await.expect_error(400, "PIN_CONFIG_INVALID", None);
         upsert(&app, "alpha", &with_key(cards("A", "2"), "gamma")).await
             .expect_error(400, "VALIDATION_FAILED", Some("key"));
@@ -220,7 +220,7 @@ both_stores! {
 
     async fn upserts_publish_created_and_updated_and_a_no_op_nothing(app) {
         let mut stream = event_stream(&app).await;
-        let created = upsert(&app, "live", &cards("Live", "1")).await.expect(201);
+        let created = upsert(&app, "live", &cards("Live", "1")).await.expect(200);
         let id = created.data()["pin_id"].clone();
         let event = stream.next_event().await;
         assert_eq!(event.event.as_deref(), Some("pin.created"), "{event:?}");
@@ -244,17 +244,15 @@ both_stores! {
         });
         let answers = futures::future::join_all(upserts).await;
         for answer in &answers {
-            assert!(answer.status == 200 || answer.status == 201, "{}: {}", answer.status, answer.body);
+            assert_eq!(answer.status, 200, "{}", answer.body);
             assert_eq!(answer.body["success"], json!(true));
         }
         let created: Vec<&Resp> = answers.iter().filter(|a| a.data()["created"] == json!(true)).collect();
         assert_eq!(created.len(), 1, "exactly one answer says created");
-        assert_eq!(created[0].status, 201);
-        assert_eq!(answers.iter().filter(|a| a.status == 201).count(), 1);
         let pins = pins_with_keys(&app, &["race"]).await;
         assert_eq!(pins.len(), 1, "exactly one pin has the key: {pins:?}");
         assert_eq!(pins[0]["id"], created[0].data()["pin_id"]);
-        for answer in answers.iter().filter(|a| a.status == 200) {
+        for answer in answers.iter().filter(|a| a.data()["created"] == json!(false)) {
             assert_eq!(answer.data()["id"], pins[0]["id"]);
             assert_eq!(answer.data()["changed"], json!(true), "each body differs from the last");
         }
@@ -263,10 +261,10 @@ both_stores! {
     }
 
     async fn another_workspace_upserting_the_same_key_gets_its_own_pin(app) {
-        let ours = upsert(&app, "shared", &cards("Ours", "1")).await.expect(201).data()["pin_id"].clone();
+        let ours = upsert(&app, "shared", &cards("Ours", "1")).await.expect(200).data()["pin_id"].clone();
         let other = app.key_in("team-b", "*").await;
         let path = "/v1/pins/by-key/shared";
-        let theirs = call(&app, &other, Method::PUT, path, Some(&cards("Theirs", "9"))).await.expect(201);
+        let theirs = call(&app, &other, Method::PUT, path, Some(&cards("Theirs", "9"))).await.expect(200);
         assert_eq!(theirs.data()["created"], json!(true));
         assert_ne!(theirs.data()["pin_id"], ours);
         let again = call(&app, &other, Method::PUT, path, Some(&cards("Theirs", "10"))).await.expect(200);
@@ -278,8 +276,8 @@ both_stores! {
     }
 
     async fn batch_upsert_creates_and_updates_in_request_order(app) {
-        let b = upsert(&app, "b", &cards("B", "1")).await.expect(201).data()["pin_id"].clone();
-        let c = upsert(&app, "c", &cards("C", "1")).await.expect(201).data()["pin_id"].clone();
+        let b = upsert(&app, "b", &cards("B", "1")).await.expect(200).data()["pin_id"].clone();
+        let c = upsert(&app, "c", &cards("C", "1")).await.expect(200).data()["pin_id"].clone();
         let mut stream = event_stream(&app).await;
         let res = batch_upsert(&app, vec![
             with_key(cards("A", "1"), "a"),
@@ -319,7 +317,7 @@ both_stores! {
     }
 
     async fn batch_upsert_is_all_or_nothing(app) {
-        upsert(&app, "b", &cards("B", "1")).await.expect(201);
+        upsert(&app, "b", &cards("B", "1")).await.expect(200);
         let refused = batch_upsert(&app, vec![
             with_key(cards("X", "1"), "x"),
             with_key(cards("B", "2"), "b"),

@@ -71,7 +71,9 @@ async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
 async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>, bool) {
     let error = match store(conn, group.iter()).await {
         Ok(()) => return (group.iter().map(|_| Ok(Created::Stored)).collect(), true),
-        Err(e) if group.len() > 1 && refused(&e) => e,
+        // A lone create refused (a taken key) is answered with its own error.
+        Err(e) if refused(&e) && group.len() == 1 => return (vec![Err(e.into())], true),
+        Err(e) if refused(&e) => e,
         Err(e) => {
             let healthy = refused(&e);
             let failure = Arc::new(Error::from(e));

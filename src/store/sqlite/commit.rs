@@ -272,10 +272,10 @@ mod tests {
     }
 
     #[test]
-    fn one_row_inserts_with_insert_pin_and_more_take_twelve_parameters_each() {
+    fn one_row_inserts_with_insert_pin_and_more_take_thirteen_parameters_each() {
         assert_eq!(insert_rows(1), INSERT_PIN);
         let sql = insert_rows(3);
         assert!(sql.starts_with(insert_pins_into!()));
-        assert_eq!(sql.matches('?').count(), 36);
+        assert_eq!(sql.matches('?').count(), 39);
     }
 }
