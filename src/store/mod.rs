@@ -55,7 +55,7 @@ mod sqlite;
 
 pub use blocks::{Block, BlockEdit};
 pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
-pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery};
+pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery, NamedChange};
 pub use events::{Commits, Event, Render};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
@@ -209,6 +209,7 @@ impl Store {
         fn dataset_stamps(&self, ws: &str, names: &[String]) -> Result<Vec<(String, String, i64)>>;
         fn update_dataset(&self, ws: &str, id: &str, change: &mut DatasetChange<'_>) -> Result<Dataset>;
         fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
+        fn write_dataset_named(&self, ws: &str, name: &str, change: &mut NamedChange<'_>) -> Result<Dataset>;
         fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
         fn blocks_of(&self, ws: &str, pin_ids: &[String]) -> Result<std::collections::HashMap<String, Vec<Block>>>;
         fn insert_session(&self, session: &SessionRow) -> Result<()>;
