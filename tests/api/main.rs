@@ -11,6 +11,7 @@ mod connections;
 mod datasets;
 mod errors;
 mod helpers;
+mod hooks;
 mod idp;
 mod jwt;
 mod key_limits;
