@@ -90,10 +90,11 @@ pub struct CreateHookBody {
     #[schemars(with = "Mode")]
     pub mode: Option<Mode>,
     /// For `append`: the most items the dataset's array keeps, the oldest dropped first
-    /// (default 1000).
+    /// (default 1000). Read as a number so that `213.0`, an integer to JSON Schema, is one
+    /// here too.
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "u32", range(min = 1, max = MAX_ITEMS))]
-    pub max_items: Option<u32>,
+    pub max_items: Option<f64>,
     /// How calls are signed; without it, the url alone admits a call.
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "SignatureBody")]
@@ -154,13 +155,16 @@ impl CreateHookBody {
             ));
         }
         crate::datasets::check_name_at("dataset", &self.dataset)?;
-        let max_items = self.max_items.unwrap_or(DEFAULT_MAX_ITEMS);
-        if !(1..=MAX_ITEMS).contains(&max_items) {
-            return Err(Error::validation(
-                "max_items",
-                format!("an integer from 1 to {MAX_ITEMS}"),
-            ));
-        }
+        let max_items = match self.max_items {
+            None => DEFAULT_MAX_ITEMS,
+            Some(n) if n.fract() == 0.0 && (1.0..=f64::from(MAX_ITEMS)).contains(&n) => n as u32,
+            Some(_) => {
+                return Err(Error::validation(
+                    "max_items",
+                    format!("an integer from 1 to {MAX_ITEMS}"),
+                ))
+            }
+        };
         let signature = self.signature.map(|s| s.checked()).transpose()?;
         let token = HookToken::generate();
         let row = HookRow {

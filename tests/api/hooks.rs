@@ -163,6 +163,8 @@ both_stores! {
             "signature": {"scheme": "standard", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}})).await;
         assert_eq!(edges["signature"], json!({"scheme": "standard"}), "the secret is never shown");
         assert_eq!(edges["max_items"], json!(10000));
+        let (whole, _) = new_hook(&app, json!({"name": "n", "dataset": "d", "max_items": 213.0})).await;
+        assert_eq!(whole["max_items"], json!(213), "an integer to JSON Schema is one here too");
     }
 
     async fn replace_creates_the_dataset_then_each_call_is_one_version_and_one_event(app) {
