@@ -8,7 +8,8 @@
 # (each store filled as for the list figure, nothing else measured), BENCH_ONLY=mcp only
 # the MCP figure (REST POST /v1/pins, then tools/call create_pin, nothing else measured),
 # BENCH_ONLY=events only the live-events figures (REST POST /v1/pins with no viewer, then
-# the push probes and POST/s with 1,000 viewers; with dashing-js's push figures).
+# the push probes and POST/s with 1,000 viewers; with dashing-js's push figures),
+# BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp' and 'events' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events' and 'hooks' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -45,6 +46,7 @@ trap cleanup EXIT
 export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE=2000000000
 export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR=2000000000
 export CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY=2000000000
+export CORKBOARD_HOOKS__PER_MINUTE=2000000000
 export RUST_LOG=warn CORKBOARD_MAX_CONNECTIONS=$CONNS
 # Enough streams for 1,000 viewers of one key (and workspace), all from 127.0.0.1.
 export CORKBOARD_EVENTS__MAX_STREAMS_PER_KEY=5000
@@ -110,6 +112,12 @@ pin = {"pin_type": "stat-cards", "pin_config": {"cards": [card]}, "metadata": {"
 json.dump({"pins": [pin] * 100}, open(f"{sys.argv[1]}/rendered_batch.json", "w"))
 json.dump({"name": "sales", "format": "json", "data": {"total": 1250, "region": "EU"}},
           open(f"{sys.argv[1]}/dataset.json", "w"))
+# Inbound hooks: the same small JSON pushed to a hook's url and PATCHed as a dataset's data.
+push = {"total": 1250, "region": "EU", "updated": "2026-11-25T10:00:00Z"}
+json.dump(push, open(f"{sys.argv[1]}/hook_push.json", "w"))
+json.dump({"data": push}, open(f"{sys.argv[1]}/hook_patch.json", "w"))
+json.dump({"name": "patched", "format": "json", "data": push}, open(f"{sys.argv[1]}/hook_dataset.json", "w"))
+json.dump({"name": "bench", "dataset": "pushed"}, open(f"{sys.argv[1]}/hook.json", "w"))
 # MCP: the same pin as pin.json, created by tools/call create_pin (JSON-RPC over POST /mcp).
 json.dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
            "params": {"name": "create_pin", "arguments": json.load(open(f"{sys.argv[1]}/pin.json"))}},
@@ -185,6 +193,10 @@ bench_store() {
     bench_rendered "$store" "$base" "$rkey"
     return
   fi
+  if [ "$ONLY" = hooks ]; then
+    bench_hooks "$store" "$base" "$key"
+    return
+  fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   if [ "$ONLY" = events ]; then
@@ -228,6 +240,7 @@ bench_store() {
   line "$store.get_pin_rps (vs the HTTP ceiling)" "$get_rps" "$CEIL_RPS"
   echo "$store.post_pin_p99_ms: ours=$post_p99 get_pin_p99_ms=$get_p99 batch100_p99_ms=$batch_p99"
   line "$store.batch100_cost_in_pins (target < 5)" "$(ratio "$post_rps" "$batch_rps")" 5
+  bench_hooks "$store" "$base" "$key"
 
   fill_store "$store" "$base" "$key"
   read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
@@ -260,6 +273,29 @@ bench_mcp() {
   read -r mcp_rps mcp_p99 <<<"$(KEY=$key wrk_run "$base/mcp" bench/lua/mcp.lua "$WORK/mcp_create_pin.json")"
   line "$store.mcp_create_pin_rps (vs REST POST /v1/pins, target >= 0.7x)" "$mcp_rps" "$post_rps"
   echo "$store.mcp_create_pin_p99_ms: ours=$mcp_p99 rest_post_pin_p99_ms=$post_p99"
+}
+
+# Inbound hooks: POST /in/{token} of a small JSON to a `replace` hook (no signature, no
+# credential) against PATCH /v1/datasets/{id} with the same JSON as `data`, same run, same
+# server. One call of each first checks that it writes what it says.
+bench_hooks() {
+  local store=$1 base=$2 key=$3 auth ds url patch_rps patch_p99 hook_rps hook_p99
+  auth=(-H "Authorization: Bearer $key" -H 'Content-Type: application/json')
+  ds=$(curl -sf "${auth[@]}" -d @"$WORK/hook_dataset.json" "$base/v1/datasets" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["id"])') \
+    || { echo "$store: creating the PATCHed dataset failed" >&2; exit 1; }
+  url=$(curl -sf "${auth[@]}" -d @"$WORK/hook.json" "$base/v1/hooks" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["url"])') \
+    || { echo "$store: creating the hook failed" >&2; exit 1; }
+  curl -sf -X PATCH "${auth[@]}" -d @"$WORK/hook_patch.json" "$base/v1/datasets/$ds" >/dev/null \
+    || { echo "$store: PATCH /v1/datasets/{id} failed" >&2; exit 1; }
+  curl -sf -H 'Content-Type: application/json' -d @"$WORK/hook_push.json" "$url" \
+    | python3 -c 'import json, sys; assert json.load(sys.stdin)["data"]["version"] == 1' \
+    || { echo "$store: POST /in/{token} did not create its dataset" >&2; exit 1; }
+  read -r patch_rps patch_p99 <<<"$(METHOD=PATCH KEY=$key wrk_run "$base/v1/datasets/$ds" bench/lua/post.lua "$WORK/hook_patch.json")"
+  read -r hook_rps hook_p99 <<<"$(KEY= wrk_run "$url" bench/lua/post.lua "$WORK/hook_push.json")"
+  line "$store.hook_ingest_rps (vs PATCH /v1/datasets/{id} of the same JSON, target >= 0.8x)" "$hook_rps" "$patch_rps"
+  echo "$store.hook_ingest_p99_ms: ours=$hook_p99 patch_dataset_p99_ms=$patch_p99"
 }
 
 # fill_store STORE BASE KEY: the list figure's $LIST_PINS pins (tagged bench).

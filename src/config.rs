@@ -32,6 +32,7 @@ pub struct Settings {
     pub events: crate::events::EventSettings,
     pub http: crate::connections::HttpSettings,
     pub render: crate::pins::rendered::RenderSettings,
+    pub hooks: crate::hooks::HookSettings,
 }
 
 /// Credentials other than API keys.
@@ -125,6 +126,9 @@ impl Settings {
             return Err(ConfigError(
                 "http.max_connections_per_address must be at least 1".into(),
             ));
+        }
+        if self.hooks.per_minute == 0 {
+            return Err(ConfigError("hooks.per_minute must be at least 1".into()));
         }
         if self.rate_limits.write_bucket.window_secs == 0 {
             return Err(ConfigError(

@@ -13,6 +13,7 @@ pub mod connections;
 pub mod datasets;
 pub mod error;
 pub mod events;
+pub mod hooks;
 pub mod ids;
 pub mod limits;
 pub mod mcp;

@@ -69,26 +69,9 @@ impl<T: DeserializeOwned> FromRequest<AppState> for ApiJson<T> {
         let bytes = axum::body::to_bytes(req.into_body(), limit)
             .await
             .map_err(|_| Error::PayloadTooLarge { limit })?;
-        let max_depth = state.limits().json_depth;
-        if depth(&bytes) > max_depth {
-            return Err(Error::validation(
-                "body",
-                format!("JSON nested at most {max_depth} deep"),
-            ));
-        }
         // Through a JSON value, so that objects must be objects (serde would also take a
         // struct as an array) and every error names its field.
-        let value = parse_json(&bytes)?;
-        if let Some(field) = nul_in(&bytes, &value) {
-            return Err(Error::validation(
-                if field.is_empty() {
-                    "body".into()
-                } else {
-                    field
-                },
-                NO_NUL,
-            ));
-        }
+        let value = parse_value(&bytes, state.limits().json_depth)?;
         // Moved into `T`, not copied (a batch's items stay the `Value`s parsed here). Only a
         // body that fails is read again, borrowed, to name the field and what it expects.
         if let Ok(body) = pin_types::deserialize_owned::<T>(value) {
@@ -125,6 +108,29 @@ impl<T: DeserializeOwned> FromRequest<AppState> for PatchBody<T> {
         let ApiJson(body, _) = ApiJson::<T>::from_request(req, state).await?;
         Ok(PatchBody::Update(body))
     }
+}
+
+/// Any JSON body as a value: nested at most `max_depth` deep, without U+0000 (400
+/// `VALIDATION_FAILED` naming where, `body` for the whole).
+pub(crate) fn parse_value(bytes: &[u8], max_depth: usize) -> Result<Value, Error> {
+    if depth(bytes) > max_depth {
+        return Err(Error::validation(
+            "body",
+            format!("JSON nested at most {max_depth} deep"),
+        ));
+    }
+    let value = parse_json(bytes)?;
+    if let Some(field) = nul_in(bytes, &value) {
+        return Err(Error::validation(
+            if field.is_empty() {
+                "body".into()
+            } else {
+                field
+            },
+            NO_NUL,
+        ));
+    }
+    Ok(value)
 }
 
 fn parse_json(bytes: &[u8]) -> Result<Value, Error> {

@@ -8,6 +8,7 @@ mod datasets;
 pub mod docs;
 pub(crate) mod events;
 mod health;
+mod hooks;
 mod json;
 mod openapi;
 mod path;
@@ -20,8 +21,8 @@ mod share;
 
 pub use json::{ApiJson, PatchBody};
 pub use path::{
-    ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, KeyPath, PinKeyPath, PinPath,
-    PlacementPath, SharePath,
+    ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, HookPath, KeyPath, PinKeyPath,
+    PinPath, PlacementPath, SharePath,
 };
 pub use query::ApiQuery;
 
@@ -50,6 +51,7 @@ pub fn router(state: AppState) -> Router {
         .merge(pin_types::routes())
         .merge(pinboards::routes())
         .merge(datasets::routes())
+        .merge(hooks::routes())
         .merge(blocks::routes())
         // Identity: API key management, roles and board collaborators.
         .merge(api_keys::routes())
@@ -61,7 +63,10 @@ pub fn router(state: AppState) -> Router {
             crate::limits::enforce,
         ))
         .merge(openapi::routes(document.clone()));
-    let public = health::routes().merge(share::pages());
+    let public = health::routes()
+        .merge(share::pages())
+        // Inbound hooks' urls: the token is the credential, each hook has its own minute.
+        .merge(hooks::urls());
     let documented = ApiRouter::new().nest("/v1", api.clone()).merge(public);
     Router::new()
         .merge(openapi::describe(documented, &document, state.limits()))

@@ -99,3 +99,10 @@ pub struct BlockPath {
     /// One of its blocks (`blk-...`).
     pub block_id: String,
 }
+
+/// `{id}` of `/hooks/{id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct HookPath {
+    /// An inbound hook's id (`hk-...`).
+    pub id: String,
+}

@@ -2,7 +2,10 @@
 //! pins and blocks as `{{name.path}}` ([`crate::templates`]). This module parses request
 //! bodies into checked [`Dataset`]s and shapes the record; `ops.rs` has the operations.
 
+mod named;
 pub mod ops;
+
+pub use named::DataWrite;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -110,6 +113,12 @@ pub struct UpdateDatasetBody {
 
 /// Whether `name` matches [`NAME_PATTERN`].
 fn check_name(name: &str) -> Result<()> {
+    check_name_at("name", name)
+}
+
+/// Whether `name`, sent at `field`, matches [`NAME_PATTERN`]: a dataset's name wherever it
+/// is written (a hook names the dataset it writes).
+pub(crate) fn check_name_at(field: &str, name: &str) -> Result<()> {
     let ok = (1..=64).contains(&name.len())
         && name
             .bytes()
@@ -118,7 +127,7 @@ fn check_name(name: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::validation(
-            "name",
+            field,
             "1 to 64 characters of a-z, 0-9 and _",
         ))
     }

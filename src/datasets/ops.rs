@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{CreateDatasetBody, DatasetRecord, UpdateDatasetBody};
+use super::{check_name_at, CreateDatasetBody, DataWrite, DatasetRecord, UpdateDatasetBody};
 use crate::{
     app::AppState,
     auth::Principal,
@@ -97,6 +97,39 @@ pub async fn delete(
         })
         .await?;
     Ok(Deleted::new(id))
+}
+
+/// Writes the data of the workspace's dataset `name` (at `field` of the caller's input), a
+/// json dataset made when there is none: one version and one event (`dataset.created` for
+/// the write that makes it, `dataset.updated` after), like any dataset write. Inbound hooks
+/// write this way.
+pub async fn write_named(
+    state: &AppState,
+    who: &Principal,
+    field: &str,
+    name: &str,
+    write: &DataWrite,
+) -> Result<DatasetRecord> {
+    check_name_at(field, name)?;
+    let now = clock::now_ms();
+    let mut change = |stored| write.apply(name, stored, now);
+    let written = state
+        .store
+        .write_dataset_named(&who.workspace_id, name, &mut change)
+        .await;
+    let dataset = match written {
+        // Another writer made it between this one's read and its insert: it is there now.
+        // (A conflict of the write itself, an append to data that is no array, comes back
+        // the same from the second try.)
+        Err(Error::Conflict(_)) => {
+            state
+                .store
+                .write_dataset_named(&who.workspace_id, name, &mut change)
+                .await?
+        }
+        other => other?,
+    };
+    DatasetRecord::new(&dataset)
 }
 
 /// The workspace's datasets among `names`, read in one query, as templates resolve them.

@@ -204,6 +204,61 @@ pub(crate) fn count_share_request(
     }
 }
 
+/// Charges one call to the hook `hook_id` against its minute (`hooks.per_minute`), in the
+/// limiter every API key is counted in (on PostgreSQL, shared by all replicas). Past it: 429
+/// `RATE_LIMIT_EXCEEDED` with `Retry-After`, the details of a key's minute window (a hook
+/// has no tier of its own: `tier` is the configured default). A limiter that can't answer
+/// is handled as for keys (`rate_limits.failure_mode`).
+pub(crate) async fn count_hook_call(state: &AppState, hook_id: &str) -> Result<(), Error> {
+    let now = state.clock.now_ms();
+    let limits = &state.settings.rate_limits;
+    let per_minute = state.settings.hooks.per_minute;
+    let quota = Quota {
+        per_minute,
+        // Only the minute binds: the hour and the write bucket hold what a minute can.
+        per_hour: per_minute.saturating_mul(60),
+        write_capacity: per_minute,
+        write_window_ms: MINUTE_MS,
+    };
+    let cost = Cost {
+        tokens: 1,
+        write: false,
+    };
+    let timeout = Duration::from_millis(limits.timeout_ms);
+    let usage = match state
+        .limiter
+        .check(hook_id, now, cost, &quota, timeout)
+        .await
+    {
+        Ok(usage) => {
+            state.set_limiter_healthy(true);
+            usage
+        }
+        Err(e) => {
+            state.set_limiter_healthy(false);
+            tracing::warn!(error = %e, "rate limiter unavailable");
+            return match limits.failure_mode {
+                FailureMode::Open => Ok(()),
+                FailureMode::Closed => Err(Error::Unavailable),
+            };
+        }
+    };
+    if usage.granted {
+        return Ok(());
+    }
+    let reset_at = usage.minute.start + MINUTE_MS;
+    Err(Error::RateLimited {
+        window: "minute",
+        limit: per_minute,
+        used: usage.minute.used,
+        cost: cost.tokens,
+        reset_at,
+        retry_after: retry_after(reset_at, now),
+        tier: state.settings.default_tier.as_str(),
+        upgrade_url: upgrade_url(state),
+    })
+}
+
 /// Counts a signed-in page request against its user's minute (`rate_limits.share.per_minute`,
 /// every session of the user together, besides its address's); 429 once used up.
 pub(crate) fn count_user_request(state: &AppState, user: &Principal) -> Result<(), Error> {
@@ -264,7 +319,7 @@ async fn read_body(req: Request, limit: usize) -> Result<(Request, Bytes), Error
 }
 
 /// Why a body couldn't be read: too large (413), stalled (408), or cut off (400).
-fn body_error(error: axum::Error, limit: usize) -> Error {
+pub(crate) fn body_error(error: axum::Error, limit: usize) -> Error {
     let error = error.into_inner();
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&*error);
     while let Some(e) = cause {

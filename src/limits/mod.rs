@@ -14,7 +14,8 @@ pub(crate) mod postgres;
 pub use guard::AddressGuard;
 pub use middleware::enforce;
 pub(crate) use middleware::{
-    client_address, count_share_request, count_user_request, guarded_authenticate,
+    body_error, client_address, count_hook_call, count_share_request, count_user_request,
+    guarded_authenticate,
 };
 pub(crate) use open::count_in_flight;
 pub use open::{OpenPerAddress, Place};

@@ -35,6 +35,9 @@ pub struct DatasetQuery {
 pub type DatasetChange<'a> = dyn FnMut(Dataset) -> Result<Dataset> + Send + 'a;
 /// Checks, inside the delete transaction, that the dataset may go (`If-Match`).
 pub type DatasetCheck<'a> = dyn FnMut(&Dataset) -> Result<()> + Send + 'a;
+/// Decides, inside the write transaction, what the dataset of a name becomes: given the
+/// stored one, or `None` when the workspace has none of that name (it is then created).
+pub type NamedChange<'a> = dyn FnMut(Option<Dataset>) -> Result<Dataset> + Send + 'a;
 
 /// Datasets in the store. Every method takes the caller's workspace id.
 pub(crate) trait DatasetStore {
@@ -60,6 +63,14 @@ pub(crate) trait DatasetStore {
     ) -> Result<Dataset>;
     /// Deletes it once `check` allowed; 404 when absent.
     async fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
+    /// Applies `change` to the workspace's dataset named `name`, inserting what it makes of
+    /// `None` when there is none; 409 when another writer created it meanwhile.
+    async fn write_dataset_named(
+        &self,
+        ws: &str,
+        name: &str,
+        change: &mut NamedChange<'_>,
+    ) -> Result<Dataset>;
 }
 
 fn dataset_missing() -> Error {
@@ -96,6 +107,11 @@ const LIST_DATASETS: &str = concat!(
     "SELECT seq, ",
     dataset_columns!(),
     " FROM datasets WHERE workspace_id = $1 AND ($2 IS NULL OR seq < $2) ORDER BY seq DESC LIMIT $3"
+);
+const GET_DATASET_NAMED: &str = concat!(
+    "SELECT ",
+    dataset_columns!(),
+    " FROM datasets WHERE workspace_id = $1 AND name = $2"
 );
 const UPDATE_DATASET: &str =
     "UPDATE datasets SET name = $3, format = $4, data = $5, description = $6, \
@@ -142,28 +158,9 @@ fn dataset_event(ws: &str, kind: EventKind, dataset: &Dataset, data: String) -> 
 
 impl<B: Backend> DatasetStore for B {
     async fn insert_dataset(&self, ws: &str, dataset: &Dataset) -> Result<()> {
-        let event = dataset_event(
-            ws,
-            EventKind::DatasetCreated,
-            dataset,
-            self.render().dataset(dataset)?,
-        );
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        B::query(INSERT_DATASET)
-            .bind(&dataset.id)
-            .bind(ws)
-            .bind(&dataset.name)
-            .bind(&dataset.format)
-            .bind(&dataset.data)
-            .bind(&dataset.description)
-            .bind(dataset.version)
-            .bind(dataset.created_at)
-            .bind(dataset.updated_at)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| name_taken(e, &dataset.name))?;
-        B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
+        insert::<B>(self, &mut tx, ws, dataset).await?;
         tx.commit().await?;
         self.committed(ws);
         Ok(())
@@ -239,25 +236,7 @@ impl<B: Backend> DatasetStore for B {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
         let new = change(lock_dataset::<B>(&mut tx, ws, id).await?)?;
-        B::query(UPDATE_DATASET)
-            .bind(ws)
-            .bind(id)
-            .bind(&new.name)
-            .bind(&new.format)
-            .bind(&new.data)
-            .bind(&new.description)
-            .bind(new.version)
-            .bind(new.updated_at)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| name_taken(e, &new.name))?;
-        let event = dataset_event(
-            ws,
-            EventKind::DatasetUpdated,
-            &new,
-            self.render().dataset(&new)?,
-        );
-        B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
+        update::<B>(self, &mut tx, ws, &new).await?;
         tx.commit().await?;
         self.committed(ws);
         Ok(new)
@@ -284,4 +263,87 @@ impl<B: Backend> DatasetStore for B {
         self.committed(ws);
         Ok(())
     }
+
+    async fn write_dataset_named(
+        &self,
+        ws: &str,
+        name: &str,
+        change: &mut NamedChange<'_>,
+    ) -> Result<Dataset> {
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
+        let lock = format!("{GET_DATASET_NAMED}{}", B::FOR_UPDATE);
+        let stored = B::query(&lock)
+            .bind(ws)
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|row| dataset_at(&row, 0))
+            .transpose()?;
+        let new = match stored {
+            Some(dataset) => {
+                let new = change(Some(dataset))?;
+                update::<B>(self, &mut tx, ws, &new).await?;
+                new
+            }
+            None => {
+                let new = change(None)?;
+                insert::<B>(self, &mut tx, ws, &new).await?;
+                new
+            }
+        };
+        tx.commit().await?;
+        self.committed(ws);
+        Ok(new)
+    }
+}
+
+/// Inserts `dataset` and logs its `dataset.created`, inside `tx`.
+async fn insert<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, dataset: &Dataset) -> Result<()> {
+    let event = dataset_event(
+        ws,
+        EventKind::DatasetCreated,
+        dataset,
+        store.render().dataset(dataset)?,
+    );
+    B::query(INSERT_DATASET)
+        .bind(&dataset.id)
+        .bind(ws)
+        .bind(&dataset.name)
+        .bind(&dataset.format)
+        .bind(&dataset.data)
+        .bind(&dataset.description)
+        .bind(dataset.version)
+        .bind(dataset.created_at)
+        .bind(dataset.updated_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| name_taken(e, &dataset.name))?;
+    B::append_events(tx, std::slice::from_ref(&event)).await?;
+    Ok(())
+}
+
+/// Writes `new` over the stored dataset of its id and logs its `dataset.updated`, inside
+/// `tx`.
+async fn update<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, new: &Dataset) -> Result<()> {
+    B::query(UPDATE_DATASET)
+        .bind(ws)
+        .bind(&new.id)
+        .bind(&new.name)
+        .bind(&new.format)
+        .bind(&new.data)
+        .bind(&new.description)
+        .bind(new.version)
+        .bind(new.updated_at)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| name_taken(e, &new.name))?;
+    let event = dataset_event(
+        ws,
+        EventKind::DatasetUpdated,
+        new,
+        store.render().dataset(new)?,
+    );
+    B::append_events(tx, std::slice::from_ref(&event)).await?;
+    Ok(())
 }

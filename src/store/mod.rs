@@ -4,7 +4,7 @@
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
 //! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `datasets.rs`,
-//!   `blocks.rs`: each resource's
+//!   `blocks.rs`, `hooks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates into one commit.
@@ -14,7 +14,8 @@
 //! Every pin and board method takes the caller's workspace id: there is no way to read or
 //! write a pin by id alone. The one exception is what share pages read (`shared_pin`,
 //! `shared_board`): they know only an id, and the query itself admits only what anyone may
-//! see; and `board_grant`, a user's collaborator role on a board of any workspace.
+//! see; `board_grant`, a user's collaborator role on a board of any workspace; and
+//! `find_hook`: a call to a hook's url names only its token, whose row names the workspace.
 //!
 //! The statements one create and one read run are named constants (`FIND_KEY`,
 //! `INSERT_PIN`, `postgres::GET_PINS`): `bench/sql/` runs the same text beside them
@@ -43,6 +44,7 @@ mod boards;
 mod datasets;
 mod events;
 mod group_commit;
+mod hooks;
 mod identity;
 mod json;
 mod keys;
@@ -55,8 +57,9 @@ mod sqlite;
 
 pub use blocks::{Block, BlockEdit};
 pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
-pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery};
+pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery, NamedChange};
 pub use events::{Commits, Event, Render};
+pub use hooks::{HookQuery, HookRow};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
@@ -71,6 +74,7 @@ use blocks::BlockStore;
 use boards::BoardStore;
 use datasets::DatasetStore;
 use events::EventStore;
+use hooks::HookStore;
 use identity::IdentityStore;
 use keys::KeyStore;
 use pins::PinStore;
@@ -211,6 +215,11 @@ impl Store {
         fn dataset_stamps(&self, ws: &str, names: &[String]) -> Result<Vec<(String, String, i64)>>;
         fn update_dataset(&self, ws: &str, id: &str, change: &mut DatasetChange<'_>) -> Result<Dataset>;
         fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()>;
+        fn write_dataset_named(&self, ws: &str, name: &str, change: &mut NamedChange<'_>) -> Result<Dataset>;
+        fn insert_hook(&self, hook: &HookRow) -> Result<()>;
+        fn find_hook(&self, lookup: &str) -> Result<Option<HookRow>>;
+        fn list_hooks(&self, ws: &str, query: &HookQuery) -> Result<Vec<(i64, HookRow)>>;
+        fn delete_hook(&self, ws: &str, id: &str) -> Result<bool>;
         fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
         fn blocks_of(&self, ws: &str, pin_ids: &[String]) -> Result<std::collections::HashMap<String, Vec<Block>>>;
         fn insert_session(&self, session: &SessionRow) -> Result<()>;

@@ -13,6 +13,7 @@ mod datasets;
 mod dry_run;
 mod errors;
 mod helpers;
+mod hooks;
 mod idp;
 mod jwt;
 mod key_limits;

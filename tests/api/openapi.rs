@@ -81,7 +81,7 @@ const OPERATION_IDS: [(&str, &str); 12] = [
     ("GET /v1/pin-types", "listPinTypes"),
 ];
 
-async fn document(app: &TestApp) -> Value {
+pub async fn document(app: &TestApp) -> Value {
     let res = app
         .send(app.client.get(format!("{}/v1/openapi.json", app.base)))
         .await;
@@ -486,7 +486,7 @@ async fn a_server_with_other_limits_describes_them() {
 /// Asserts that `res` is documented for the operation (status and content type) and that
 /// its body validates against the documented schema.
 #[track_caller]
-fn conforms(doc: &Value, res: &Resp, method: &str, path: &str) {
+pub fn conforms(doc: &Value, res: &Resp, method: &str, path: &str) {
     let errors = violations(doc, res, method, path);
     assert!(
         errors.is_empty(),
