@@ -408,6 +408,11 @@ pub fn idempotency_key(op: TransformOperation<'_>) -> TransformOperation<'_> {
     )
 }
 
+/// The operation's 429, described in its own words.
+pub fn rate_limited<'a>(op: TransformOperation<'a>, description: &str) -> TransformOperation<'a> {
+    status(op, 429, description)
+}
+
 /// A 409 `CONFLICT` the operation can answer.
 pub fn conflict<'a>(op: TransformOperation<'a>, description: &str) -> TransformOperation<'a> {
     status(op, 409, description)

@@ -36,12 +36,17 @@ pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(
         "/events",
         get_with(events, |op| {
-            docs::requires_scope(
+            let op = docs::requires_scope(
                 op.summary("Follow the workspace's changes as they commit (Server-Sent Events)")
                     .tag("events")
                     .id("followEvents"),
                 "pins:read",
                 " (or, with only `pinboard_id`, a collaborator role on that board)",
+            );
+            // Replaces the common 429's description (a response per status).
+            docs::rate_limited(
+                op,
+                "Rate limited, or the credential's (`events.max_streams_per_key`) or the workspace's (`events.max_streams_per_workspace`) streams already open: `RATE_LIMIT_EXCEEDED`, `details.per` naming which",
             )
         }),
     )
@@ -126,16 +131,7 @@ impl OperationOutput for EventStream {
             .collect(),
             ..Default::default()
         };
-        vec![
-            (Some(200), stream),
-            (
-                Some(429),
-                docs::error_response(
-                    ctx,
-                    "Rate limited, or the credential's (`events.max_streams_per_key`) or the workspace's (`events.max_streams_per_workspace`) streams already open: `RATE_LIMIT_EXCEEDED`, `details.per` naming which",
-                ),
-            ),
-        ]
+        vec![(Some(200), stream)]
     }
 }
 
