@@ -183,20 +183,33 @@ pub fn router(state: AppState) -> Router {
                 .get(&REQUEST_ID)
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("");
-            if route.ends_with("healthz") || route.ends_with("readyz") {
+            // Probes and scrapes come every few seconds: their lines would drown the rest.
+            if route.ends_with("healthz") || route.ends_with("readyz") || route.ends_with("metrics") {
                 tracing::span!(Level::DEBUG, "request", method = %req.method(), route, request_id, key_id = Empty)
             } else {
                 tracing::info_span!("request", method = %req.method(), route, request_id, key_id = Empty)
             }
         })
         .on_request(())
-        .on_response(move |res: &Response<_>, latency: Duration, _span: &Span| {
+        .on_response(move |res: &Response<_>, latency: Duration, span: &Span| {
             metrics.record(res.status().as_u16(), latency);
-            tracing::info!(status = res.status().as_u16(), latency_ms = latency.as_secs_f64() * 1000.0, "response");
+            let status = res.status().as_u16();
+            // Microseconds as milliseconds: 0.155, not 0.15493700000000002.
+            let latency_ms = latency.as_micros() as f64 / 1000.0;
+            // A probe's span is a debug one (disabled below debug): so is its line.
+            if span.is_disabled() || span.metadata().is_some_and(|m| *m.level() == Level::DEBUG) {
+                tracing::debug!(status, latency_ms, "response");
+            } else {
+                tracing::info!(status, latency_ms, "response");
+            }
         });
     let stall = Duration::from_secs(state.settings.http.body_stall_secs);
     let in_flight =
         axum::middleware::from_fn_with_state(state.clone(), crate::limits::count_in_flight);
+    // Checked when the settings load (an origin list that can't be read stops the start).
+    let cors = crate::api::cors::layer(&state.settings.http.cors_origins)
+        .ok()
+        .flatten();
     crate::api::router(state).layer(
         ServiceBuilder::new()
             .map_request(move |req| crate::connections::stall_limited(req, stall))
@@ -207,7 +220,10 @@ pub fn router(state: AppState) -> Router {
             .layer(CatchPanicLayer::custom(|_| {
                 axum::response::IntoResponse::into_response(Error::internal("handler panicked"))
             }))
-            .layer(axum::middleware::from_fn(one_connection)),
+            .layer(axum::middleware::from_fn(one_connection))
+            // Around the router: a preflight is answered before routing (no route takes
+            // OPTIONS), and every answer to a listed origin carries its headers.
+            .option_layer(cors),
     )
 }
 

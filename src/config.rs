@@ -127,6 +127,7 @@ impl Settings {
                 "http.max_connections_per_address must be at least 1".into(),
             ));
         }
+        crate::api::cors::layer(&self.http.cors_origins).map_err(ConfigError)?;
         if self.hooks.per_minute == 0 {
             return Err(ConfigError("hooks.per_minute must be at least 1".into()));
         }

@@ -61,6 +61,9 @@ pub struct HttpSettings {
     /// Connections one client address may hold open; behind a proxy, its requests in flight
     /// (see [`crate::limits::OpenPerAddress`]).
     pub max_connections_per_address: usize,
+    /// Origins whose pages may call the API (CORS, see `api::cors`); `*` for any. Empty: no
+    /// CORS headers at all.
+    pub cors_origins: Vec<String>,
 }
 
 /// What a connection is doing, shared by its socket, its service and its watchdog.

@@ -4,6 +4,7 @@
 mod api_keys;
 mod blocks;
 mod collaborators;
+pub mod cors;
 mod datasets;
 pub mod docs;
 pub(crate) mod events;

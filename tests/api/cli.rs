@@ -469,6 +469,74 @@ async fn serve_scenario(store: Store) {
     assert!(!stdout.iter().any(|l| l.contains("cbk_")), "{stdout:?}");
 }
 
+/// What a new user sees in the log (CONTRACT.md 18): a healthy start and its probes say
+/// nothing above INFO, the probes (health, readiness, metrics) nothing at all at the default
+/// level, and a request's latency reads as milliseconds with at most 3 decimals.
+async fn quiet_log_scenario(store: Store) {
+    let server = Server::start(&store).await;
+    let key = server.first_key().await;
+    let client = reqwest::Client::new();
+    for path in ["/healthz", "/readyz", "/metrics", "/healthz"] {
+        let res = client
+            .get(format!("{}{path}", server.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+    }
+    let res = client
+        .get(format!("{}/v1/pins", server.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let log = server.log();
+    server.stop().await;
+    for line in log.lines() {
+        assert!(
+            !line.contains("ERROR") && !line.contains("WARN"),
+            "{line}\n{log}"
+        );
+        for probe in ["healthz", "readyz", "metrics"] {
+            assert!(
+                !line.contains(probe),
+                "a probe logged at the default level: {line}"
+            );
+        }
+    }
+    let latencies: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split("latency_ms").nth(1))
+        .map(|rest| {
+            rest.trim_start_matches(|c: char| !c.is_ascii_digit())
+                .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .next()
+                .unwrap_or("")
+        })
+        .collect();
+    assert_eq!(
+        latencies.len(),
+        1,
+        "one response line, the request's: {log}"
+    );
+    for latency in latencies {
+        let decimals = latency.split_once('.').map_or(0, |(_, d)| d.len());
+        assert!(decimals <= 3, "latency_ms={latency}");
+    }
+}
+
+#[tokio::test]
+async fn a_healthy_start_logs_quietly_sqlite() {
+    quiet_log_scenario(Store::sqlite()).await;
+}
+
+#[tokio::test]
+async fn a_healthy_start_logs_quietly_postgres() {
+    crate::skip_without_postgres!();
+    quiet_log_scenario(Store::postgres().await).await;
+}
+
 #[tokio::test]
 async fn keys_create_list_revoke_sqlite() {
     keys_lifecycle(Store::sqlite()).await;

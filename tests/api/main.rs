@@ -9,6 +9,7 @@ mod blocks;
 mod cli;
 mod collaborators;
 mod connections;
+mod cors;
 mod datasets;
 mod dry_run;
 mod errors;
