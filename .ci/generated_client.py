@@ -10,8 +10,10 @@ import sys
 
 from corkboard_client import AuthenticatedClient
 from corkboard_client.api.pinboards import create_pinboard, place_pin
-from corkboard_client.api.pins import create_pin, get_pin, list_pins
-from corkboard_client.models import CreateBoardBody, CreateBody, Error, PlaceBody
+from corkboard_client.api.pins import (
+    append_to_pin_by_key, create_pin, get_pin, get_pin_by_key, list_pins, upsert_pin,
+)
+from corkboard_client.models import ChartAppend, CreateBoardBody, CreateBody, Error, PlaceBody
 from corkboard_client.models.list_pins_pin_type import ListPinsPinType
 
 
@@ -66,6 +68,24 @@ def main(base, key):
           "a create of an invalid configuration is a typed 400")
     check(refused.parsed.error.code.value == "PIN_CONFIG_INVALID", "its code is PIN_CONFIG_INVALID")
     check(refused.parsed.error.details["field"].startswith("pin_config"), "its details name the field")
+    # Automation writes (CONTRACT.md 14): upsert by key, twice, then append by key.
+    chart = CreateBody.from_dict({
+        "pin_type": "line-chart",
+        "pin_config": {"labels": ["09:00"], "series": [{"name": "p95", "data": [210]}]},
+    })
+    first = upsert_pin.sync_detailed(client=client, key="latency", body=chart)
+    check(first.status_code == 200 and first.parsed.to_dict()["data"]["created"] is True,
+          "upsertPin creates the keyed pin")
+    again = upsert_pin.sync_detailed(client=client, key="latency", body=chart).parsed.to_dict()["data"]
+    check(again["created"] is False and again["changed"] is False and again["version"] == 1,
+          "upsertPin of the same body changes nothing")
+    point = ChartAppend.from_dict({"points": [{"label": "09:05", "values": {"p95": 230}}], "max_points": 2})
+    appended = append_to_pin_by_key.sync_detailed(client=client, key="latency", body=point)
+    data = appended.parsed.to_dict()["data"]
+    check(appended.status_code == 200 and data["version"] == 2 and data["size"] == 2,
+          "appendToPinByKey adds a point")
+    keyed = get_pin_by_key.sync(client=client, key="latency")
+    check(keyed.data.key == "latency" and keyed.data.version == 2, "getPinByKey reads it")
     print("generated client: every step passed")
 
 
