@@ -807,6 +807,25 @@ both_stores! {
         assert_eq!(events[1].data["id"], json!(placed), "not the pin that isn't on the board");
     }
 
+    async fn a_hooks_call_reaches_share_pages_so_templated_pins_redraw(app) {
+        // CONTRACT.md 14: a hook's write is one dataset version and one event, which pages
+        // showing the workspace's pins get as the notice that makes them redraw.
+        let pin = new_pin(&app, "deploys").await;
+        app.put(&format!("/v1/pins/{pin}/share"), &json!({"is_public": true})).await.expect(200);
+        let hook = app.post("/v1/hooks", &json!({"name": "ci", "dataset": "deploys"})).await.expect(200);
+        let url = hook.data()["url"].as_str().unwrap().to_owned();
+        let path = url.split_once("/in/").map(|(_, token)| format!("/in/{token}")).unwrap();
+        let mut stream = share_stream(&app, &pin).await;
+        for version in [1, 2] {
+            let res = app.send(app.client.post(format!("{}{path}", app.base)).json(&json!({"v": version}))).await;
+            assert_eq!(res.expect(200).data()["version"], json!(version));
+        }
+        let events = stream.events(2).await;
+        assert_eq!(events[0].event.as_deref(), Some("dataset.created"));
+        assert_eq!(events[1].event.as_deref(), Some("dataset.updated"));
+        assert_eq!(events[1].data["type"], json!("dataset.updated"));
+    }
+
     async fn a_share_stream_passes_its_workspaces_dataset_changes_as_bare_notices(app) {
         // A page's templates may name any dataset of its workspace: its script refetches on
         // the notice, which carries nothing of the dataset.
