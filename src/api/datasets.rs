@@ -122,7 +122,7 @@ async fn update(
     body: UpdateDatasetBody,
     merge: bool,
 ) -> Result<Envelope<One<Record>>> {
-    let record = ops::update(state, who, id, body, merge, precondition(headers)).await?;
+    let record = ops::update(state, who, id, body, merge, precondition(headers)?).await?;
     Ok(Envelope::of(&record)?.with_etag(record.version))
 }
 
@@ -132,5 +132,5 @@ async fn delete(
     ApiPath(DatasetPath { id }): ApiPath<DatasetPath>,
     headers: HeaderMap,
 ) -> Result<Envelope<One<Deleted>>> {
-    Envelope::of(&ops::delete(&state, &auth.principal, &id, precondition(&headers)).await?)
+    Envelope::of(&ops::delete(&state, &auth.principal, &id, precondition(&headers)?).await?)
 }

@@ -384,7 +384,7 @@ pub fn if_match(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = header(
         op,
         "If-Match",
-        "`\"<version>\"` (the ETag of a read), a list of them, or `*`: the write happens only if the record is still at one of those versions (else 412). A value of another form never matches.",
+        "`\"<version>\"` (the ETag of a read), a list of them, or `*`: the write happens only if the record is still at one of those versions (else 412). A value of another form is a 400.",
         IF_MATCH_PATTERN,
     );
     status(

@@ -179,9 +179,9 @@ impl<B> Envelope<B> {
     }
 }
 
-/// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too). A value
-/// that is not text names no version, and can never match.
-pub(crate) fn precondition(headers: &axum::http::HeaderMap) -> Precondition {
+/// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too); any
+/// other value (one that is not even text) is a 400.
+pub(crate) fn precondition(headers: &axum::http::HeaderMap) -> Result<Precondition, Error> {
     Precondition::parse(
         headers
             .get(header::IF_MATCH)

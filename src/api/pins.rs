@@ -293,7 +293,7 @@ async fn update(
     ApiJson(body, _): ApiJson<UpdateBody>,
 ) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
     let target = PinRef::Id(id);
-    let precondition = precondition(&headers);
+    let precondition = precondition(&headers)?;
     let dry_run = params.dry_run()?;
     updated(
         ops::update(
@@ -354,7 +354,7 @@ async fn patch_pin(
     params: &WriteParams,
     body: PatchBody<UpdateBody>,
 ) -> Result<Envelope<OrDryRun<UpdatedPin, Record>>> {
-    let precondition = precondition(headers);
+    let precondition = precondition(headers)?;
     let dry_run = params.dry_run()?;
     updated(match body {
         PatchBody::Update(body) => {
@@ -422,7 +422,7 @@ async fn delete(
     headers: HeaderMap,
 ) -> Result<Envelope<One<Deleted>>> {
     let target = PinRef::Id(id);
-    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)).await?)
+    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)?).await?)
 }
 
 async fn delete_by_key(
@@ -432,7 +432,7 @@ async fn delete_by_key(
     headers: HeaderMap,
 ) -> Result<Envelope<One<Deleted>>> {
     let target = PinRef::Key(key);
-    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)).await?)
+    Envelope::of(&ops::delete(&state, &auth.principal, &target, precondition(&headers)?).await?)
 }
 
 async fn delete_batch(

@@ -7,24 +7,36 @@ use crate::error::{Error, Result};
 pub struct Precondition(pub Option<Vec<i64>>);
 
 impl Precondition {
-    /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too). A
-    /// value that names no version can never match.
-    pub fn parse(value: Option<&str>) -> Precondition {
+    /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too).
+    /// Anything else is malformed: 400 `VALIDATION_FAILED` at `If-Match` (a stale version
+    /// is the 412 of [`Precondition::check_version`]).
+    pub fn parse(value: Option<&str>) -> Result<Precondition> {
         let Some(text) = value else {
-            return Precondition(None);
+            return Ok(Precondition(None));
         };
         if text.trim() == "*" {
-            return Precondition(None);
+            return Ok(Precondition(None));
         }
         let versions = text
             .split(',')
-            .filter_map(|tag| {
+            .map(|tag| {
                 let tag = tag.trim();
                 let tag = tag.strip_prefix("W/").unwrap_or(tag);
-                tag.strip_prefix('"')?.strip_suffix('"')?.parse().ok()
+                tag.strip_prefix('"')?
+                    .strip_suffix('"')
+                    .filter(|digits| (1..=18).contains(&digits.len()))
+                    .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))?
+                    .parse()
+                    .ok()
             })
-            .collect();
-        Precondition(Some(versions))
+            .collect::<Option<Vec<i64>>>()
+            .ok_or_else(|| {
+                Error::validation(
+                    "If-Match",
+                    "`*` or a list of `\"<version>\"` entity tags (the ETag of a read, e.g. `\"3\"`)",
+                )
+            })?;
+        Ok(Precondition(Some(versions)))
     }
 
     /// 412 `PRECONDITION_FAILED` unless the client accepts version `current`.

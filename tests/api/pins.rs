@@ -59,6 +59,21 @@ async fn versions(app: &TestApp, id: &str) -> Resp {
     app.get(&format!("/v1/pins/{id}/versions")).await
 }
 
+/// A malformed `If-Match` is the caller's mistake, not a stale version: 400, nothing written.
+async fn malformed_if_match_is_refused(app: &TestApp, id: &str) {
+    for bad in ["3", "\"three\"", "\"1\",", "W/3", "\"1\" \"2\"", "**"] {
+        update_if_match(app, id, bad, &json!({"metadata": {"title": "no"}}))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("If-Match"));
+        let path = format!("/v1/pins/{id}");
+        app.send(app.req(Method::DELETE, &path).header("if-match", bad))
+            .await
+            .expect_error(400, "VALIDATION_FAILED", Some("If-Match"));
+    }
+    let read = app.get(&format!("/v1/pins/{id}")).await.expect(200);
+    assert_eq!(read.data()["version"], json!(1), "nothing written");
+}
+
 /// The `version` of each entry of a versions list.
 fn version_numbers(list: &Resp) -> Vec<i64> {
     list.data()
@@ -70,6 +85,14 @@ fn version_numbers(list: &Resp) -> Vec<i64> {
 }
 
 both_stores! {
+    async fn a_malformed_if_match_is_a_400(app) {
+        let id = app.create_pin(&stat_cards("Guarded")).await["id"].as_str().unwrap().to_owned();
+        malformed_if_match_is_refused(&app, &id).await;
+        // A well-formed list of versions or `*` still works.
+        update_if_match(&app, &id, "W/\"9\", \"1\"", &json!({"metadata": {"title": "yes"}})).await.expect(200);
+        update_if_match(&app, &id, "*", &json!({"metadata": {"title": "yes again"}})).await.expect(200);
+    }
+
     async fn create_shape_a_returns_the_whole_record(app) {
         let body = stat_cards("Sales");
         let created = app.create_pin(&body).await;
