@@ -248,6 +248,39 @@ pub fn not_found_page() -> Page {
     )
 }
 
+/// `<public_url>/upgrade`, where a 429's `upgrade_url` points unless the operator set another
+/// (SPEC.md 8): on a self-hosted server there is nothing to buy, so it says what the limits
+/// here are and who can raise them. `tiers` are `(name, per minute, per hour)`; `writes` the
+/// write bucket's capacity and window in seconds.
+pub fn rate_limits_page(tiers: &[(&str, u32, u32)], writes: (u32, u64)) -> Page {
+    let rows: String = tiers
+        .iter()
+        .map(|(name, minute, hour)| {
+            format!(
+                "<tr><td>{}</td><td class=\"num\">{minute}</td><td class=\"num\">{hour}</td></tr>",
+                esc(name)
+            )
+        })
+        .collect();
+    let (capacity, window) = writes;
+    let body = format!(
+        "<header><h1>Rate limits on this server</h1></header><main data-title=\"Rate limits\">\
+         <div class=\"pin\"><p>Each API key has a tier; its requests count per minute and per hour \
+         (a batch costs a token per 10 items), and its writes also draw on a bucket of \
+         {capacity} every {window} s. A refused request is a 429 that says which window ran out and \
+         when it resets (<code>Retry-After</code>).</p>\
+         <table><thead><tr><th>Tier</th><th class=\"num\">Requests a minute</th>\
+         <th class=\"num\">Requests an hour</th></tr></thead><tbody>{rows}</tbody></table>\
+         <p class=\"muted\">This server is run by its own operator: there is no plan to buy. The \
+         operator sets a key's tier when making it (<code>corkboard keys create --tier team</code>) \
+         and each tier's limits in the configuration (<code>[rate_limits.tiers.team]</code>, or \
+         <code>CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE</code>).</p></div></main>"
+    );
+    let mut page = page("Rate limits", body, "", true, &View::default());
+    page.found = true;
+    page
+}
+
 /// `/` for a visitor without a session (where sign-out lands): a way to sign in.
 pub fn signed_out_page() -> Page {
     let mut page = page(

@@ -33,8 +33,28 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/boards/{id}", get(boards::board))
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
+        .route("/upgrade", get(upgrade))
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
+}
+
+/// `/upgrade`: the limits of this server and who can raise them (see
+/// [`crate::render::rate_limits_page`]).
+async fn upgrade(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    let limits = &state.settings.rate_limits;
+    let tiers: Vec<(&str, u32, u32)> = [
+        crate::auth::Tier::Starter,
+        crate::auth::Tier::Professional,
+        crate::auth::Tier::Team,
+    ]
+    .into_iter()
+    .map(|tier| {
+        let of = limits.tier(tier);
+        (tier.as_str(), of.per_minute, of.per_hour)
+    })
+    .collect();
+    let writes = (limits.write_bucket.capacity, limits.write_bucket.window_secs);
+    html(crate::render::rate_limits_page(&tiers, writes), StatusCode::OK)
 }
 
 async fn per_address(
