@@ -53,8 +53,14 @@ async fn upgrade(axum::extract::State(state): axum::extract::State<AppState>) ->
         (tier.as_str(), of.per_minute, of.per_hour)
     })
     .collect();
-    let writes = (limits.write_bucket.capacity, limits.write_bucket.window_secs);
-    html(crate::render::rate_limits_page(&tiers, writes), StatusCode::OK)
+    let writes = (
+        limits.write_bucket.capacity,
+        limits.write_bucket.window_secs,
+    );
+    html(
+        crate::render::rate_limits_page(&tiers, writes),
+        StatusCode::OK,
+    )
 }
 
 async fn per_address(

@@ -110,7 +110,16 @@ limited! {
         assert_eq!(details["window"], json!("minute"));
         assert_eq!(details["tier"], json!("starter"));
         assert_eq!(details["resetAt"], json!(iso_in(&app, 60_000)));
-        assert!(details["upgrade_url"].as_str().unwrap().starts_with("http"));
+        let upgrade = details["upgrade_url"].as_str().unwrap();
+        assert!(upgrade.starts_with("http"));
+        // It leads somewhere on a self-hosted server: this server's limits and who raises them.
+        let page = app.client.get(upgrade).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{upgrade}");
+        assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+        let text = page.text().await.unwrap();
+        assert!(text.contains("Rate limits on this server"), "{text}");
+        assert!(text.contains("<td>starter</td><td class=\"num\">1</td>"), "the starter tier's minute: {text}");
+        assert!(text.contains("corkboard keys create --tier team"), "{text}");
         assert_eq!(refused.header("retry-after"), Some("60"));
         assert!(refused.body["error"]["message"].as_str().unwrap().contains("1 of 1"));
         for h in HEADERS {
