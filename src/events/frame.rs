@@ -5,13 +5,13 @@ use std::sync::OnceLock;
 
 use axum::body::Bytes;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::kind::{EventKind, Resource};
 use crate::{
     clock,
     error::{Error, Result},
-    store::{Event, JsonText},
+    store::{Event, JsonText, Position},
 };
 
 /// What an event's `data:` line holds (one line of JSON).
@@ -133,7 +133,7 @@ impl Frame {
 
     /// The public form of this frame, under `id`.
     fn public_frame(&self, id: &str) -> Result<Bytes> {
-        let record = || serde_json::from_str(self.data.as_str()).unwrap_or_default();
+        let stored = |e| Error::internal_in("an event's record", e);
         let public = match self.kind.resource() {
             Resource::Dataset => {
                 let notice = Notice {
@@ -142,60 +142,68 @@ impl Frame {
                 };
                 return frame_bytes(id, self.kind, &notice);
             }
-            Resource::Pinboard => public_board(&record()),
-            Resource::Pin => public_pin(&record()),
+            Resource::Pinboard => serde_json::to_string(
+                &serde_json::from_str::<PublicBoard>(self.data.as_str()).map_err(stored)?,
+            ),
+            Resource::Pin => serde_json::to_string(
+                &serde_json::from_str::<PublicPin>(self.data.as_str()).map_err(stored)?,
+            ),
         };
-        let public = JsonText::new(&public)?;
+        let public = JsonText::stored(public.map_err(Error::internal)?)?;
         frame_bytes(id, self.kind, &self.with(&public))
     }
 }
 
-/// Only the keys of `record` named in `keys`.
-fn pick(record: &serde_json::Value, keys: &[&str]) -> serde_json::Value {
-    let picked = keys
-        .iter()
-        .filter_map(|k| record.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-        .collect();
-    serde_json::Value::Object(picked)
+/// A pin as its share page shows it, read from the event's record (a pin record, or
+/// `{"id", "deleted": true}`): what a share stream may send of a pin, and nothing else
+/// (members of the record not named here are skipped when it is read).
+#[derive(Serialize, Deserialize)]
+struct PublicPin {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deleted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pin_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pin_config: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pin_layout: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<PublicMetadata>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    updated_at: Option<String>,
 }
 
-fn public_pin(record: &serde_json::Value) -> serde_json::Value {
-    let mut pin = pick(
-        record,
-        &[
-            "id",
-            "deleted",
-            "pin_type",
-            "pin_config",
-            "pin_layout",
-            "version",
-            "updated_at",
-        ],
-    );
-    if let Some(title) = record.pointer("/metadata/title") {
-        pin["metadata"] = serde_json::json!({ "title": title });
-    }
-    pin
+/// Of a pin's metadata, the title alone (never tags or provenance).
+#[derive(Serialize, Deserialize)]
+struct PublicMetadata {
+    title: Option<String>,
 }
 
-fn public_board(record: &serde_json::Value) -> serde_json::Value {
-    let mut board = pick(
-        record,
-        &["id", "deleted", "title", "description", "updated_at"],
-    );
-    if let Some(pins) = record.get("pins").and_then(|p| p.as_array()) {
-        board["pins"] = pins
-            .iter()
-            .map(|placed| {
-                let mut placed_public = pick(placed, &["pin_id", "position"]);
-                if let Some(pin) = placed.get("pin") {
-                    placed_public["pin"] = public_pin(pin);
-                }
-                placed_public
-            })
-            .collect();
-    }
-    board
+/// A board as its share page shows it: title, description and placed pins (never tags or
+/// share settings); or `{"id", "deleted": true}`.
+#[derive(Serialize, Deserialize)]
+struct PublicBoard {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    deleted: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    updated_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pins: Option<Vec<PublicPlacement>>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PublicPlacement {
+    pin_id: String,
+    position: Position,
+    pin: PublicPin,
 }
 
 #[cfg(test)]
@@ -232,7 +240,7 @@ mod tests {
             pin.share_bytes(|seq| format!("t{seq}")).expect("public"),
             "id: t7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
              \"version\":2,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
-             \"metadata\":{\"title\":\"T\"},\"pin_type\":\"kpi\"}}\n\n"
+             \"pin_type\":\"kpi\",\"metadata\":{\"title\":\"T\"}}}\n\n"
         );
         let dataset =
             Frame::of(event(EventKind::DatasetDeleted, None, r#"{"id":"d-1"}"#)).expect("frame");

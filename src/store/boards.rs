@@ -40,7 +40,9 @@ pub struct Pinboard {
 }
 
 /// A rectangle on a board's 12-column grid, in grid cells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Position {
     pub x: i64,
     pub y: i64,
