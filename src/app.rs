@@ -85,7 +85,8 @@ impl AppState {
     }
 
     pub fn new(store: Store, settings: Settings) -> Self {
-        let events = Hub::new(store.clone(), settings.events.clone());
+        let metrics = Arc::new(Metrics::new());
+        let events = Hub::new(store.clone(), settings.events.clone(), metrics.clone());
         // The two record caches share `render.cache_bytes`.
         let cache_bytes = settings.render.cache_bytes / 2;
         events.prune_in_background();
@@ -93,6 +94,7 @@ impl AppState {
             events,
             open_per_address: crate::limits::OpenPerAddress::new(
                 settings.http.max_connections_per_address,
+                metrics.clone(),
             ),
             limiter: Arc::new(Limiter::for_store(&store)),
             clock: Arc::new(SystemClock),
@@ -111,7 +113,7 @@ impl AppState {
             public_base: settings.public_base().into(),
             settings: Arc::new(settings),
             ready: Arc::new(AtomicBool::new(true)),
-            metrics: Arc::default(),
+            metrics,
             touched: Arc::default(),
             records: Arc::new(RecordCache::new(cache_bytes)),
             rendered: Arc::new(RenderedCache::new(cache_bytes)),
@@ -171,7 +173,6 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The whole HTTP surface with its layers.
 pub fn router(state: AppState) -> Router {
-    let metrics = state.metrics.clone();
     let trace = TraceLayer::new_for_http()
         .make_span_with(|req: &Request| {
             let route = req
@@ -192,7 +193,6 @@ pub fn router(state: AppState) -> Router {
         })
         .on_request(())
         .on_response(move |res: &Response<_>, latency: Duration, span: &Span| {
-            metrics.record(res.status().as_u16(), latency);
             let status = res.status().as_u16();
             // Microseconds as milliseconds: 0.155, not 0.15493700000000002.
             let latency_ms = latency.as_micros() as f64 / 1000.0;
@@ -207,6 +207,7 @@ pub fn router(state: AppState) -> Router {
     let in_flight =
         axum::middleware::from_fn_with_state(state.clone(), crate::limits::count_in_flight);
     // Checked when the settings load (an origin list that can't be read stops the start).
+    let count = crate::metrics::CountLayer(state.metrics.clone());
     let cors = crate::api::cors::layer(&state.settings.http.cors_origins)
         .ok()
         .flatten();
@@ -215,6 +216,7 @@ pub fn router(state: AppState) -> Router {
             .map_request(move |req| crate::connections::stall_limited(req, stall))
             .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
             .layer(trace)
+            .layer(count)
             .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
             .layer(in_flight)
             .layer(CatchPanicLayer::custom(|_| {

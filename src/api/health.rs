@@ -129,7 +129,12 @@ impl<T: OperationOutput> OperationOutput for OrUnavailable<T> {
 
 async fn metrics(State(state): State<AppState>) -> Metrics {
     let store_up = state.store.ping().await.is_ok();
-    Metrics(state.metrics.render(state.store.backend_name(), store_up))
+    let pools = state.store.pools();
+    Metrics(
+        state
+            .metrics
+            .render(state.store.backend_name(), store_up, &pools),
+    )
 }
 
 /// The Prometheus text exposition.

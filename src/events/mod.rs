@@ -27,6 +27,7 @@ use tokio::sync::watch;
 use crate::{
     datasets::DatasetRecord,
     error::{Error, Result},
+    metrics::{Limit, Metrics},
     pinboards::BoardWithPins,
     pins::PinRecord,
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
@@ -94,10 +95,12 @@ pub struct Hub {
     stop: watch::Sender<bool>,
     /// The share streams' ids, once read from the store.
     share_ids: tokio::sync::OnceCell<token::ShareIds>,
+    /// Where streams are counted: open, frames delivered, ended for lag, refused.
+    metrics: Arc<Metrics>,
 }
 
 impl Hub {
-    pub fn new(store: Store, settings: EventSettings) -> Arc<Hub> {
+    pub fn new(store: Store, settings: EventSettings, metrics: Arc<Metrics>) -> Arc<Hub> {
         Arc::new(Hub {
             store,
             settings,
@@ -105,6 +108,7 @@ impl Hub {
             open: Mutex::default(),
             stop: watch::channel(false).0,
             share_ids: tokio::sync::OnceCell::new(),
+            metrics,
         })
     }
 
@@ -166,6 +170,7 @@ impl Hub {
         for place in &counted {
             let (limit, per) = place.cap(&self.settings);
             if open.get(place).copied().unwrap_or(0) >= limit {
+                self.metrics.refused(Limit::Streams);
                 return Err(Error::TooManyStreams {
                     limit: u32::try_from(limit).unwrap_or(u32::MAX),
                     per,

@@ -14,7 +14,11 @@ use axum::body::{Body, Bytes};
 use tokio::sync::{broadcast, watch};
 
 use super::{token::ShareIds, Admission, EventKind, Feed, Frame, Hub, Resource};
-use crate::{error::Result, store::Store};
+use crate::{
+    error::Result,
+    metrics::{OpenStream, StreamKind},
+    store::Store,
+};
 
 /// The reconnection delay offered to clients (`retry:`), ms.
 const RETRY_MS: u32 = 2000;
@@ -80,6 +84,8 @@ struct Viewer {
     /// stream ends when the item stops being public.
     share: Option<Shared>,
     _admission: Admission,
+    /// Counted open until the stream ends; counts its frames and an end for lag.
+    counted: OpenStream,
 }
 
 impl Hub {
@@ -152,7 +158,13 @@ impl Hub {
         let every = Duration::from_secs(self.settings.heartbeat_secs.max(1));
         let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let kind = match (&share, filter.dataset_notices) {
+            (Some(_), _) => StreamKind::SharePage,
+            (None, true) => StreamKind::BoardPage,
+            (None, false) => StreamKind::Api,
+        };
         let viewer = Viewer {
+            counted: self.metrics.stream_opened(kind),
             _feed: feed,
             frames,
             filter,
@@ -232,6 +244,7 @@ impl Viewer {
                 }
             };
             if let Some(bytes) = self.bytes_of(&frame) {
+                self.counted.delivered();
                 self.queued.push_back(bytes);
             }
         }
@@ -281,11 +294,17 @@ impl Viewer {
                                 return None;
                             }
                         }
+                        self.counted.delivered();
                         return Some(bytes);
                     }
                     Ok(_) => {}
                     // A buffer behind (or the feed is gone): end; the client resumes.
-                    Err(_) => return None,
+                    Err(lag) => {
+                        if matches!(lag, broadcast::error::RecvError::Lagged(_)) {
+                            self.counted.lagged();
+                        }
+                        return None;
+                    }
                 },
                 _ = self.heartbeat.tick() => return Some(if self.for_page() {
                     // Pages' scripts see a named event (EventSource hides comments), which

@@ -20,6 +20,7 @@ use crate::{
     auth::{self, Principal},
     clock,
     error::Error,
+    metrics::Limit,
     store::postgres::conn,
 };
 
@@ -56,6 +57,7 @@ pub(crate) async fn guarded_authenticate(
         return result;
     };
     if let Some(window) = state.auth_guard.blocked(&addr, now, guard.per_minute) {
+        state.metrics.refused(Limit::AuthFailures);
         return Err(Error::TooManyAuthFailures {
             limit: guard.per_minute,
             reset_at: window.start + MINUTE_MS,
@@ -137,6 +139,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         next.run(req).await
     } else {
         let (window, limit, used, reset_at) = report.refusal(&usage, cost, &quota);
+        state.metrics.refused(Limit::of_window(window));
         let refusal = Error::RateLimited {
             window,
             limit,
@@ -246,6 +249,7 @@ pub(crate) async fn count_hook_call(state: &AppState, hook_id: &str) -> Result<(
     if usage.granted {
         return Ok(());
     }
+    state.metrics.refused(Limit::Hook);
     let reset_at = usage.minute.start + MINUTE_MS;
     Err(Error::RateLimited {
         window: "minute",
@@ -275,6 +279,7 @@ fn count<K: std::hash::Hash + Eq>(
     let now = state.clock.now_ms();
     let per_minute = state.settings.rate_limits.share.per_minute;
     if let Some(window) = guard.blocked(&key, now, per_minute) {
+        state.metrics.refused(Limit::Share);
         let reset_at = window.start + MINUTE_MS;
         return Err(Error::TooManyShareRequests {
             limit: per_minute,

@@ -22,19 +22,26 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use crate::{app::AppState, connections::Tracked, error::Error};
+use crate::{
+    app::AppState,
+    connections::Tracked,
+    error::Error,
+    metrics::{Limit, Metrics},
+};
 
 /// Open connections (or requests in flight) per client address.
 pub struct OpenPerAddress {
     limit: usize,
     open: Mutex<HashMap<IpAddr, usize>>,
+    metrics: Arc<Metrics>,
 }
 
 impl OpenPerAddress {
-    pub fn new(limit: usize) -> Arc<OpenPerAddress> {
+    pub fn new(limit: usize, metrics: Arc<Metrics>) -> Arc<OpenPerAddress> {
         Arc::new(OpenPerAddress {
             limit,
             open: Mutex::default(),
+            metrics,
         })
     }
 
@@ -43,6 +50,7 @@ impl OpenPerAddress {
         let mut open = self.open.lock().ok()?;
         let count = open.entry(ip).or_default();
         if *count >= self.limit {
+            self.metrics.refused(Limit::Connections);
             return None;
         }
         *count += 1;

@@ -149,6 +149,14 @@ impl Store {
         }
     }
 
+    /// How its connection pools stand, for `/metrics`.
+    pub fn pools(&self) -> Vec<crate::metrics::PoolUse> {
+        match self {
+            Store::Sqlite(s) => s.pools(),
+            Store::Postgres(s) => s.pools(),
+        }
+    }
+
     pub fn backend_name(&self) -> &'static str {
         match self {
             Store::Sqlite(_) => "sqlite",

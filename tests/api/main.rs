@@ -24,6 +24,7 @@ mod lists;
 mod live;
 mod mcp;
 mod merge_patch;
+mod metrics;
 mod openapi;
 mod ops;
 mod outage;

@@ -36,7 +36,10 @@ use std::{
 use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres};
 
 use super::breaker::{Breaker, SUSPECT_AFTER};
-use crate::error::{Error, Result};
+use crate::{
+    error::{Error, Result},
+    metrics::PoolUse,
+};
 
 /// A warm connection unused for longer goes back through sqlx's pool (and its ping) rather
 /// than being reused unchecked.
@@ -150,6 +153,19 @@ impl Connections {
             if warm.waiting == 0 {
                 warm.stack.push((conn, Instant::now()));
             }
+        }
+    }
+
+    /// How the pool stands: warm connections are checked out of sqlx's pool but wait for a
+    /// request, so they are open, not in use.
+    pub(crate) fn usage(&self) -> PoolUse {
+        let warm = self.warm.lock().map_or(0, |w| w.stack.len());
+        let open = self.pool.size();
+        let idle = u32::try_from(self.pool.num_idle() + warm).unwrap_or(u32::MAX);
+        PoolUse {
+            pool: "postgres",
+            open,
+            in_use: open.saturating_sub(idle),
         }
     }
 

@@ -53,6 +53,7 @@ pub(super) fn append<'c>(tx: &'c mut PgConnection, events: &'c [NewEvent]) -> Ru
             .bind(column(|e| &e.data))
             .execute(tx)
             .await?;
+        crate::metrics::logged(events.len());
         Ok(())
     })
 }

@@ -68,6 +68,10 @@ impl PgStore {
         self.conns.clone()
     }
 
+    pub(super) fn pools(&self) -> Vec<crate::metrics::PoolUse> {
+        vec![self.conns.usage()]
+    }
+
     /// A connection for the next statement (the request's, see [`conn`]).
     pub(super) async fn conn(&self) -> Result<conn::Conn> {
         self.conns.get().await

@@ -21,7 +21,7 @@ use super::group_commit::Committer;
 use super::pins::{bind_list_query, list_pin_keys_sql, pin_from_row, PIN_COLUMNS};
 use super::sql::{dialect, Backend, Column, Record, Run};
 use super::{Created, Idempotent, Pin, PinKey, PinQuery};
-use crate::{error::Result, Error};
+use crate::{error::Result, metrics::PoolUse, Error};
 use page::{PageRow, PAGE_ROW};
 
 #[derive(Clone)]
@@ -53,6 +53,24 @@ fn bind_list<'q>(
 dialect!(Sqlite, SqliteConnection, SqliteRow, list_column, bind_list);
 
 impl SqliteStore {
+    /// The writer's and the readers' pools.
+    pub(super) fn pools(&self) -> Vec<PoolUse> {
+        [
+            ("sqlite_writer", &self.writer),
+            ("sqlite_reader", &self.reader),
+        ]
+        .into_iter()
+        .map(|(pool, p)| {
+            let idle = u32::try_from(p.num_idle()).unwrap_or(u32::MAX);
+            PoolUse {
+                pool,
+                open: p.size(),
+                in_use: p.size().saturating_sub(idle),
+            }
+        })
+        .collect()
+    }
+
     pub async fn open(url: &str, max_connections: u32, render: Arc<dyn Render>) -> Result<Self> {
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
@@ -151,6 +169,7 @@ impl Backend for SqliteStore {
                     .execute(&mut *tx)
                     .await?;
             }
+            crate::metrics::logged(events.len());
             Ok(())
         })
     }
