@@ -9,7 +9,8 @@
 # the MCP figure (REST POST /v1/pins, then tools/call create_pin, nothing else measured),
 # BENCH_ONLY=events only the live-events figures (REST POST /v1/pins with no viewer, then
 # the push probes and POST/s with 1,000 viewers; with dashing-js's push figures),
-# BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}).
+# BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}),
+# BENCH_ONLY=writes only the automation writes (upserts beside GET and PATCH, appends beside PATCH).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events|hooks) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events' and 'hooks' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks|writes) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks' and 'writes' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -66,13 +67,15 @@ line() {
 wait_up() { for _ in $(seq 1 100); do curl -sf "$1/healthz" >/dev/null && return; sleep 0.1; done; echo "server did not start" >&2; exit 1; }
 
 # wrk_run URL LUA [BODY_FILE] -> "rps p99_ms", after a warm-up; fails on any non-2xx answer
-# (and on any MCP tool error, which a script reports as `tool_errors=N`).
+# (and on any MCP tool error, which a script reports as `tool_errors=N`). The measured run's
+# count of answers is left in $WORK/requests.
 wrk_run() {
   local url=$1 script=$2 body=${3:-/dev/null} out
   BODY_FILE=$body wrk -t2 -c$CONNS -d${WARM}s -s "$script" "$url" >/dev/null
   out=$(BODY_FILE=$body wrk -t2 -c$CONNS -d${DUR}s -s "$script" "$url")
   if grep -q "Non-2xx" <<<"$out"; then echo "non-2xx answers from $url: $out" >&2; exit 1; fi
   if grep -q "^tool_errors=[1-9]" <<<"$out"; then echo "tool errors from $url: $out" >&2; exit 1; fi
+  awk '/ requests in / { print $1 }' <<<"$out" >"$WORK/requests"
   echo "$(awk '/Requests\/sec/ { print $2 }' <<<"$out") $(sed -n 's/^p99_ms=//p' <<<"$out")"
 }
 
@@ -118,6 +121,21 @@ json.dump(push, open(f"{sys.argv[1]}/hook_push.json", "w"))
 json.dump({"data": push}, open(f"{sys.argv[1]}/hook_patch.json", "w"))
 json.dump({"name": "patched", "format": "json", "data": push}, open(f"{sys.argv[1]}/hook_dataset.json", "w"))
 json.dump({"name": "bench", "dataset": "pushed"}, open(f"{sys.argv[1]}/hook.json", "w"))
+# Automation writes (bench_writes): a stat card whose value each request changes (`@U@`, see
+# lua/spread.lua), sent whole by PUT by key and as pin_config by PATCH; line charts of 100
+# points (labels and values as long as spread.lua's), one point appended with max_points 100,
+# or the whole configuration PATCHed with its window moved on by one point, as the append moves it.
+card = {"title": "Revenue", "value": "@U@", "change": "+4%", "trend": "up"}
+json.dump({"pin_type": "stat-cards", "pin_config": {"cards": [card]}}, open(f"{sys.argv[1]}/writes_put.json", "w"))
+json.dump({"pin_config": {"cards": [card]}}, open(f"{sys.argv[1]}/writes_patch.json", "w"))
+labels = [f"00000.0.{i:06d}" for i in range(100)]
+values = [1000 + i for i in range(100)]
+chart = {"labels": labels, "series": [{"name": "latency", "data": values}], "y_label": "ms"}
+json.dump({"pin_type": "line-chart", "pin_config": chart}, open(f"{sys.argv[1]}/writes_chart.json", "w"))
+moved = {"labels": labels[1:] + ["@U@"], "series": [{"name": "latency", "data": values[1:] + ["@N@"]}], "y_label": "ms"}
+open(f"{sys.argv[1]}/writes_chart_patch.json", "w").write(json.dumps({"pin_config": moved}).replace('"@N@"', "@N@"))
+point = {"points": [{"label": "@U@", "values": {"latency": "@N@"}}], "max_points": 100}
+open(f"{sys.argv[1]}/writes_append.json", "w").write(json.dumps(point).replace('"@N@"', "@N@"))
 # MCP: the same pin as pin.json, created by tools/call create_pin (JSON-RPC over POST /mcp).
 json.dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
            "params": {"name": "create_pin", "arguments": json.load(open(f"{sys.argv[1]}/pin.json"))}},
@@ -197,6 +215,10 @@ bench_store() {
     bench_hooks "$store" "$base" "$key"
     return
   fi
+  if [ "$ONLY" = writes ]; then
+    bench_writes "$store" "$base" "$key"
+    return
+  fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   if [ "$ONLY" = events ]; then
@@ -241,6 +263,7 @@ bench_store() {
   echo "$store.post_pin_p99_ms: ours=$post_p99 get_pin_p99_ms=$get_p99 batch100_p99_ms=$batch_p99"
   line "$store.batch100_cost_in_pins (target < 5)" "$(ratio "$post_rps" "$batch_rps")" 5
   bench_hooks "$store" "$base" "$key"
+  bench_writes "$store" "$base" "$key"
 
   fill_store "$store" "$base" "$key"
   read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
@@ -296,6 +319,123 @@ bench_hooks() {
   read -r hook_rps hook_p99 <<<"$(KEY= wrk_run "$url" bench/lua/post.lua "$WORK/hook_push.json")"
   line "$store.hook_ingest_rps (vs PATCH /v1/datasets/{id} of the same JSON, target >= 0.8x)" "$hook_rps" "$patch_rps"
   echo "$store.hook_ingest_p99_ms: ours=$hook_p99 patch_dataset_p99_ms=$patch_p99"
+}
+
+# Automation writes (CONTRACT.md 14), each beside its baseline on the same server and key,
+# the baseline measured just before:
+# - upsert_unchanged_rps: PUT /v1/pins/by-key/{key} of the body the pin already has (each call
+#   answers changed:false and writes nothing: the pin is still at version 1 afterwards),
+#   against GET /v1/pins/{id} of the same pin;
+# - upsert_changed_rps: PUT by key to 200 keyed stat-cards pins, each request to one picked at
+#   random, with a card value no other request sends (lua/spread.lua), against PATCH
+#   /v1/pins/{id} making the same change to the same 200 pins;
+# - append_rps: POST /v1/pins/{id}/append of one point (max_points 100) to 200 line charts
+#   holding 100 points, against PATCH of the same pins with the whole configuration moved on
+#   by one point (the same size stored).
+# After each run of the last two the pins must have gained at least one version per answer
+# wrk counted: every call wrote.
+bench_writes() {
+  local store=$1 base=$2 key=$3 id before after
+  local get_rps get_p99 same_rps same_p99 patch_rps patch_p99 put_rps put_p99
+  local chart_rps chart_p99 append_rps append_p99 patched_size appended_size
+  python3 - "$WORK" "$base" "$key" <<'PY' || { echo "$store: creating the writes' pins failed" >&2; exit 1; }
+import http.client, json, sys, urllib.parse
+work, base, key = sys.argv[1:4]
+url = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+def call(method, path, body):
+    conn.request(method, path, json.dumps(body), headers)
+    res = conn.getresponse()
+    answer = res.read()
+    assert res.status in (200, 201), (method, path, res.status, answer[:500])
+    return json.loads(answer)["data"]
+
+pin = json.load(open(f"{work}/pin.json"))
+first = call("PUT", "/v1/pins/by-key/writes-same", pin)
+again = call("PUT", "/v1/pins/by-key/writes-same", pin)
+assert first["created"] and not again["created"] and not again["changed"], (first, again)
+assert again["version"] == 1, again
+open(f"{work}/writes_same.id", "w").write(first["pin_id"])
+card = json.loads(open(f"{work}/writes_put.json").read().replace("@U@", "first"))
+chart = json.load(open(f"{work}/writes_chart.json"))
+for name, body in (("card", card), ("line", chart)):
+    ids = []
+    for start in (0, 100):
+        pins = [dict(body, key=f"writes-{name}-{i}") for i in range(start, start + 100)]
+        done = call("POST", "/v1/pins/batch/upsert", {"pins": pins})
+        assert all(d["created"] for d in done), done
+        ids += [d["id"] for d in done]
+    with open(f"{work}/writes_{name}.keys", "w") as f:
+        f.writelines(f"/v1/pins/by-key/writes-{name}-{i}\n" for i in range(200))
+    with open(f"{work}/writes_{name}.ids", "w") as f:
+        f.writelines(f"/v1/pins/{i}\n" for i in ids)
+    with open(f"{work}/writes_{name}.appends", "w") as f:
+        f.writelines(f"/v1/pins/{i}/append\n" for i in ids)
+PY
+  id=$(cat "$WORK/writes_same.id")
+  read -r get_rps get_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins/$id" bench/lua/get.lua)"
+  read -r same_rps same_p99 <<<"$(METHOD=PUT KEY=$key wrk_run "$base/v1/pins/by-key/writes-same" bench/lua/post.lua "$WORK/pin.json")"
+  curl -sf -H "Authorization: Bearer $key" "$base/v1/pins/$id" \
+    | python3 -c 'import json, sys; v = json.load(sys.stdin)["data"]["version"]; assert v == 1, v' \
+    || { echo "$store: an unchanged upsert wrote a version" >&2; exit 1; }
+  line "$store.upsert_unchanged_rps (vs GET /v1/pins/{id} of the same pin, target >= 0.8x)" "$same_rps" "$get_rps"
+  echo "$store.upsert_unchanged_p99_ms: ours=$same_p99 get_pin_p99_ms=$get_p99"
+
+  read -r before _ <<<"$(writes_state "$base" "$key" card)"
+  read -r patch_rps patch_p99 <<<"$(PATHS_FILE=$WORK/writes_card.ids METHOD=PATCH KEY=$key wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
+  read -r after _ <<<"$(writes_state "$base" "$key" card)"
+  writes_wrote "$store" "PATCH of stat cards" "$before" "$after"
+  read -r put_rps put_p99 <<<"$(PATHS_FILE=$WORK/writes_card.keys METHOD=PUT KEY=$key wrk_run "$base" bench/lua/spread.lua "$WORK/writes_put.json")"
+  read -r before _ <<<"$(writes_state "$base" "$key" card)"
+  writes_wrote "$store" "PUT by key of stat cards" "$after" "$before"
+  line "$store.upsert_changed_rps (vs PATCH /v1/pins/{id} of the same 200 pins, target >= 0.8x)" "$put_rps" "$patch_rps"
+  echo "$store.upsert_changed_p99_ms: ours=$put_p99 patch_pin_p99_ms=$patch_p99"
+
+  read -r before _ <<<"$(writes_state "$base" "$key" line)"
+  read -r chart_rps chart_p99 <<<"$(PATHS_FILE=$WORK/writes_line.ids METHOD=PATCH KEY=$key wrk_run "$base" bench/lua/spread.lua "$WORK/writes_chart_patch.json")"
+  read -r after patched_size <<<"$(writes_state "$base" "$key" line)"
+  writes_wrote "$store" "PATCH of line charts" "$before" "$after"
+  read -r append_rps append_p99 <<<"$(PATHS_FILE=$WORK/writes_line.appends KEY=$key wrk_run "$base" bench/lua/spread.lua "$WORK/writes_append.json")"
+  read -r before appended_size <<<"$(writes_state "$base" "$key" line)"
+  writes_wrote "$store" "appends to line charts" "$after" "$before"
+  line "$store.append_rps (vs PATCH /v1/pins/{id} of the same 200 line charts, whole config, target >= 0.8x)" "$append_rps" "$chart_rps"
+  echo "$store.append_p99_ms: ours=$append_p99 patch_pin_p99_ms=$chart_p99 config_bytes: appended=$appended_size patched=$patched_size"
+}
+
+# writes_state BASE KEY NAME -> "versions bytes": the sum of the versions of the pins keyed
+# writes-NAME-0..199 and the largest of their configurations in bytes of compact JSON; fails
+# unless each of them is there and each line chart holds 100 points.
+writes_state() {
+  python3 - "$@" <<'PY'
+import http.client, json, sys, urllib.parse
+base, key, name = sys.argv[1:4]
+url = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+versions, size = 0, 0
+for start in (0, 100):
+    keys = "&".join(f"key=writes-{name}-{i}" for i in range(start, start + 100))
+    conn.request("GET", f"/v1/pins?limit=100&{keys}", headers={"Authorization": f"Bearer {key}"})
+    res = conn.getresponse()
+    pins = json.loads(res.read())["data"]
+    assert res.status == 200 and len(pins) == 100, (res.status, len(pins))
+    for pin in pins:
+        versions += pin["version"]
+        assert pin["pin_type"] != "line-chart" or len(pin["pin_config"]["labels"]) == 100, pin
+        size = max(size, len(json.dumps(pin["pin_config"], separators=(",", ":"))))
+print(versions, size)
+PY
+}
+
+# writes_wrote STORE WHAT BEFORE AFTER: fails unless the versions gained (AFTER - BEFORE)
+# are at least the answers of the last wrk run (its warm-up wrote more).
+writes_wrote() {
+  local answers
+  answers=$(cat "$WORK/requests")
+  is_number "$3" && is_number "$4" || { echo "$1: $2: the pins' versions could not be read" >&2; exit 1; }
+  [ $(($4 - $3)) -ge "$answers" ] \
+    || { echo "$1: $2: $answers answers but the pins gained $(($4 - $3)) versions" >&2; exit 1; }
 }
 
 # fill_store STORE BASE KEY: the list figure's $LIST_PINS pins (tagged bench).
