@@ -64,8 +64,7 @@ const APPENDABLE: [PinType; 7] = [
 /// (`VALIDATION_FAILED`); a pin of another type is refused at `pin_type`, and a stored
 /// configuration that no longer validates is `PIN_CONFIG_INVALID` at `pin_config.<path>`.
 /// The caller still applies the limit on a configuration's serialised size.
-pub fn append(pin_type: PinType, config: &Value, body: &Value) -> Result<Appended> {
-    let mut config = config.clone();
+pub fn append(pin_type: PinType, mut config: Value, body: &Value) -> Result<Appended> {
     let origins = match pin_type {
         PinType::LineChart | PinType::AreaChart | PinType::BarChart => {
             append_points(&mut config, parse_body(body, "")?)?
@@ -513,12 +512,12 @@ mod tests {
     const CHARTS: [PinType; 3] = [PinType::LineChart, PinType::AreaChart, PinType::BarChart];
 
     fn appended(pin_type: PinType, config: &Value, body: Value) -> Appended {
-        append(pin_type, config, &body).unwrap_or_else(|e| panic!("{body}: {e:?}"))
+        append(pin_type, config.clone(), &body).unwrap_or_else(|e| panic!("{body}: {e:?}"))
     }
 
     /// Asserts a `VALIDATION_FAILED` at `field` whose `expected` contains `expected`.
     fn assert_refused(pin_type: PinType, config: &Value, body: Value, field: &str, expected: &str) {
-        match append(pin_type, config, &body) {
+        match append(pin_type, config.clone(), &body) {
             Err(Error::Validation {
                 field: got,
                 expected: text,
@@ -1056,7 +1055,7 @@ mod tests {
     fn other_types_take_no_appends() {
         let body = json!({"items": [{"text": "x"}]});
         for &t in PinType::ALL {
-            let result = append(t, &t.example(), &body);
+            let result = append(t, t.example(), &body);
             if APPENDABLE.contains(&t) {
                 assert!(
                     !matches!(&result, Err(Error::Validation { field, .. }) if field == "pin_type"),
@@ -1088,7 +1087,7 @@ mod tests {
         let mut config = chart(2);
         config["labels"][0] = json!("x".repeat(201));
         let body = json!({"points": [point("x", 1.0, 2.0)]});
-        match append(PinType::LineChart, &config, &body) {
+        match append(PinType::LineChart, config, &body) {
             Err(Error::PinConfigInvalid {
                 field, expected, ..
             }) => {
@@ -1098,7 +1097,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let body = json!({"events": [{"time": "2024-03-01", "title": "x"}]});
-        match append(PinType::Timeline, &json!({}), &body) {
+        match append(PinType::Timeline, json!({}), &body) {
             Err(Error::PinConfigInvalid { field, .. }) => assert_eq!(field, "pin_config.events"),
             other => panic!("{other:?}"),
         }

@@ -639,7 +639,7 @@ pub async fn append(
         let pin_type = super::parse_pin_type(&pin.pin_type, "pin_type")?;
         let config: Value = serde_json::from_str(&pin.pin_config)
             .map_err(|e| Error::internal_in("stored configuration", e))?;
-        let appended = super::append::append(pin_type, &config, body)?;
+        let appended = super::append::append(pin_type, config, body)?;
         reads_datasets(who, crate::templates::names_any(&appended.config))?;
         let text = serde_json::to_string(&appended.config).map_err(Error::internal)?;
         if text.len() > limits.pin_config_bytes {
