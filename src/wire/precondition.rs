@@ -7,14 +7,15 @@ use crate::error::{Error, Result};
 pub struct Precondition(pub Option<Vec<i64>>);
 
 impl Precondition {
-    /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too).
+    /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too); an
+    /// empty value is an empty list (RFC 9110 `#entity-tag`), which asks for nothing.
     /// Anything else is malformed: 400 `VALIDATION_FAILED` at `If-Match` (a stale version
     /// is the 412 of [`Precondition::check_version`]).
     pub fn parse(value: Option<&str>) -> Result<Precondition> {
         let Some(text) = value else {
             return Ok(Precondition(None));
         };
-        if text.trim() == "*" {
+        if matches!(text.trim(), "*" | "") {
             return Ok(Precondition(None));
         }
         let versions = text

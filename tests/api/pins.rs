@@ -91,6 +91,8 @@ both_stores! {
         // A well-formed list of versions or `*` still works.
         update_if_match(&app, &id, "W/\"9\", \"1\"", &json!({"metadata": {"title": "yes"}})).await.expect(200);
         update_if_match(&app, &id, "*", &json!({"metadata": {"title": "yes again"}})).await.expect(200);
+        // An empty value is an empty list of tags: it asks for nothing.
+        update_if_match(&app, &id, "", &json!({"metadata": {"title": "unconditional"}})).await.expect(200);
     }
 
     async fn create_shape_a_returns_the_whole_record(app) {
