@@ -375,16 +375,17 @@ fn status<'a>(op: TransformOperation<'a>, code: u16, description: &str) -> Trans
     })
 }
 
-/// What `If-Match` may be: `*`, or a list of `"<version>"` entity tags (weak ones too).
+/// What `If-Match` may be: `*`, or a list of `"<version>"` entity tags (weak ones too),
+/// possibly empty (RFC 9110 `#entity-tag`: no condition).
 pub const IF_MATCH_PATTERN: &str =
-    r#"^[ \t]*(\*|(W/)?"[0-9]{1,18}"([ \t]*,[ \t]*(W/)?"[0-9]{1,18}")*)[ \t]*$"#;
+    r#"^[ \t]*(\*|(W/)?"[0-9]{1,18}"([ \t]*,[ \t]*(W/)?"[0-9]{1,18}")*)?[ \t]*$"#;
 
 /// `If-Match` on a write of one versioned pin: 412 when it names another version.
 pub fn if_match(op: TransformOperation<'_>) -> TransformOperation<'_> {
     let op = header(
         op,
         "If-Match",
-        "`\"<version>\"` (the ETag of a read), a list of them, or `*`: the write happens only if the record is still at one of those versions (else 412). A value of another form is a 400.",
+        "`\"<version>\"` (the ETag of a read), a list of them, or `*`: the write happens only if the record is still at one of those versions (else 412). An empty value asks for nothing; a value of another form is a 400.",
         IF_MATCH_PATTERN,
     );
     status(
