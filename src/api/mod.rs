@@ -182,11 +182,12 @@ impl<B> Envelope<B> {
 /// `If-Match`: `*`, or a list of `"<version>"` entity tags (weak ones compare too); any
 /// other value (one that is not even text) is a 400.
 pub(crate) fn precondition(headers: &axum::http::HeaderMap) -> Result<Precondition, Error> {
-    Precondition::parse(
-        headers
-            .get(header::IF_MATCH)
-            .map(|value| value.to_str().unwrap_or("")),
-    )
+    match headers.get(header::IF_MATCH).map(|value| value.to_str()) {
+        None => Precondition::parse(None),
+        Some(Ok(text)) => Precondition::parse(Some(text)),
+        // Bytes that are not visible ASCII name no entity tag: malformed, like any other.
+        Some(Err(_)) => Err(Precondition::malformed()),
+    }
 }
 
 /// `value` as JSON text.

@@ -31,13 +31,16 @@ impl Precondition {
                     .ok()
             })
             .collect::<Option<Vec<i64>>>()
-            .ok_or_else(|| {
-                Error::validation(
-                    "If-Match",
-                    "`*` or a list of `\"<version>\"` entity tags (the ETag of a read, e.g. `\"3\"`)",
-                )
-            })?;
+            .ok_or_else(Precondition::malformed)?;
         Ok(Precondition(Some(versions)))
+    }
+
+    /// The 400 of an `If-Match` that is no list of entity tags.
+    pub fn malformed() -> Error {
+        Error::validation(
+            "If-Match",
+            "`*` or a list of `\"<version>\"` entity tags (the ETag of a read, e.g. `\"3\"`)",
+        )
     }
 
     /// 412 `PRECONDITION_FAILED` unless the client accepts version `current`.

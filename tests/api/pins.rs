@@ -91,6 +91,10 @@ both_stores! {
         // A well-formed list of versions or `*` still works.
         update_if_match(&app, &id, "W/\"9\", \"1\"", &json!({"metadata": {"title": "yes"}})).await.expect(200);
         update_if_match(&app, &id, "*", &json!({"metadata": {"title": "yes again"}})).await.expect(200);
+        // Bytes that are not text are malformed too.
+        let raw = reqwest::header::HeaderValue::from_bytes(b"\xc2\x84").unwrap();
+        let res = app.send(app.req(Method::PUT, &format!("/v1/pins/{id}")).header("if-match", raw).json(&json!({"metadata": {"title": "no"}}))).await;
+        res.expect_error(400, "VALIDATION_FAILED", Some("If-Match"));
         // An empty value is an empty list of tags: it asks for nothing.
         update_if_match(&app, &id, "", &json!({"metadata": {"title": "unconditional"}})).await.expect(200);
     }
