@@ -138,20 +138,35 @@ impl WriteParams {
 /// A dry run's stand-in for the unique index on keys: a key that another pin of the
 /// workspace holds is the 409 the write would meet.
 async fn check_keys_free(state: &AppState, ws: &str, pins: &[Pin], batch: bool) -> Result<()> {
-    let keys: Vec<String> = pins.iter().filter_map(|p| p.key.clone()).collect();
+    let keyed: Vec<(&str, Option<&str>)> = pins
+        .iter()
+        .map(|p| (p.id.as_str(), p.key.as_deref()))
+        .collect();
+    match first_taken(state, ws, &keyed).await? {
+        Some(i) => Err(key_taken(i, batch)),
+        None => Ok(()),
+    }
+}
+
+/// The first of `(pin id, key)` whose key another pin of the workspace holds.
+async fn first_taken(
+    state: &AppState,
+    ws: &str,
+    keyed: &[(&str, Option<&str>)],
+) -> Result<Option<usize>> {
+    let keys: Vec<String> = keyed
+        .iter()
+        .filter_map(|(_, key)| key.map(str::to_owned))
+        .collect();
     if keys.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let holders = state.store.pins_by_key(ws, &keys).await?;
-    for (i, pin) in pins.iter().enumerate() {
-        let taken = holders
+    Ok(keyed.iter().position(|(id, key)| {
+        holders
             .iter()
-            .any(|h| h.key.is_some() && h.key == pin.key && h.id != pin.id);
-        if taken {
-            return Err(key_taken(i, batch));
-        }
-    }
-    Ok(())
+            .any(|h| key.is_some() && h.key.as_deref() == *key && h.id != *id)
+    }))
 }
 
 /// The 409 of a taken key: `details.field` is `key` (CONTRACT.md 14), with the item's
@@ -770,8 +785,23 @@ pub async fn update_batch(
             limits.version_retention,
             &mut apply,
         )
-        .await?;
-    Ok(updated.iter().map(UpdatedPin::of).collect())
+        .await;
+    match updated {
+        Ok(updated) => Ok(updated.iter().map(UpdatedPin::of).collect()),
+        Err(e @ Error::Taken { index: None, .. }) => {
+            // The index names no item: the first whose new key another pin holds.
+            let keyed: Vec<(&str, Option<&str>)> = ids
+                .iter()
+                .zip(&changes)
+                .map(|(id, change)| (id.as_str(), change.key.as_ref().and_then(Option::as_deref)))
+                .collect();
+            match first_taken(state, &who.workspace_id, &keyed).await {
+                Ok(Some(i)) => Err(key_taken(i, true)),
+                _ => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A batch update item is `{id, ...update fields}`: the id is taken out and the rest parsed

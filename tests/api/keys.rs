@@ -163,6 +163,10 @@ both_stores! {
         let res = app.post("/v1/pins/batch", &batch).await.expect_error(409, "CONFLICT", Some("key"));
         assert_eq!(res.body["error"]["details"]["index"], json!(1), "{}", res.body);
         assert_eq!(ids_with_keys(&app, &["fresh"]).await, Vec::<String>::new(), "all or nothing");
+        let batch = json!({"pins": [{"id": orders, "metadata": {"title": "o"}}, {"id": shipping, "key": "orders"}]});
+        let res = app.post("/v1/pins/batch/update", &batch).await.expect_error(409, "CONFLICT", Some("key"));
+        assert_eq!(res.body["error"]["details"]["index"], json!(1), "{}", res.body);
+        assert_eq!(read(&app, &shipping).await["version"], json!(1), "a refused batch writes nothing");
         assert_eq!(all_pins(&app).await.len(), 2);
 
         // A pin keeping its own key is no conflict.
