@@ -683,9 +683,11 @@ pub async fn append(
     })
 }
 
-/// One pin's write, as [`update`], the merge patch and the append make it: `apply` decides,
-/// inside the write transaction (or, for a dry run, over the pin as it is now), what the pin
-/// named by `target` becomes.
+/// One pin's write, as [`update`], the merge patch and the append make it: `apply` decides
+/// what the pin named by `target` becomes, from a read of it; the change is stored in a
+/// group commit with other requests' writes if the pin is still at the version read, else
+/// decided again (CONTRACT.md 10: no lost update; an If-Match is checked against the
+/// version that is replaced). A dry run only decides.
 pub(crate) async fn write_one(
     state: &AppState,
     who: &Principal,
@@ -694,19 +696,28 @@ pub(crate) async fn write_one(
     apply: impl Fn(Pin) -> Result<Pin> + Send + Sync,
 ) -> Result<Written<UpdatedPin>> {
     let ws = &who.workspace_id;
-    let id = target.id(state, ws).await?;
     if dry_run {
         let new = apply(target.find(state, ws).await?)?;
         check_keys_free(state, ws, std::slice::from_ref(&new), false).await?;
         return Written::dry_run(state, &[new]);
     }
+    let retention = state.limits().version_retention;
+    for _ in 0..DECIDED_TRIES {
+        let old = target.find(state, ws).await?;
+        let new = apply(old.clone())?;
+        if let Some(pin) = state.store.update_read(ws, old, new, retention).await? {
+            return Ok(Written::Done(UpdatedPin::of(&pin)));
+        }
+    }
+    // The pin kept moving (many writers of one pin): decide inside the write, holding it.
+    let id = target.id(state, ws).await?;
     let mut change = |_: usize, pin: Pin| {
         target.check(&pin)?;
         apply(pin)
     };
     let updated = state
         .store
-        .update_pins(ws, &[id], state.limits().version_retention, &mut change)
+        .update_pins(ws, &[id], retention, &mut change)
         .await
         .map_err(without_index)?;
     let pin = updated
@@ -714,6 +725,12 @@ pub(crate) async fn write_one(
         .ok_or_else(|| Error::internal("update returned no pin"))?;
     Ok(Written::Done(UpdatedPin::of(pin)))
 }
+
+/// How many times a single-pin write is decided from a read and sent to the group commit
+/// before it is decided inside a write of its own: each try loses only to another write of
+/// the same pin that committed meanwhile, so more than a few mean a pin many clients write
+/// at once, where holding the pin costs less than deciding again.
+const DECIDED_TRIES: usize = 3;
 
 /// Single-pin operations report a missing pin without a batch index.
 fn without_index(e: Error) -> Error {

@@ -105,7 +105,9 @@ pub async fn upsert(
     reads_datasets(who, json_names_any(&new.pin_config))?;
     let ws = &who.workspace_id;
     // Most upserts of a feed repeat what the pin says: answered from a read, without the
-    // writer. One that differs is decided again inside the write.
+    // writer. One that differs goes to the group commit as decided from the read, as a
+    // PATCH does; if the pin moved on meanwhile (or a new key is created), it is decided
+    // again inside the write.
     let current = state.store.pins_by_key(ws, &[key.to_owned()]).await?;
     if let Some(old) = current.into_iter().next() {
         let updated = change.apply(old.clone(), "", limits, now)?;
@@ -114,6 +116,10 @@ pub async fn upsert(
         }
         if dry_run {
             return Written::dry_run(state, &[updated]);
+        }
+        let retention = limits.version_retention;
+        if let Some(pin) = state.store.update_read(ws, old, updated, retention).await? {
+            return answer(state, Upserted::Updated(pin), false);
         }
     } else if dry_run {
         return Written::dry_run(state, &[new]);

@@ -1,8 +1,15 @@
-//! Group commit: creates queue for one loop, on a thread of its own, that writes every create
-//! waiting in as few statements as it can, commits once, and only then answers each caller:
-//! durable on acknowledgement, one commit (and one disk sync) for the group. Each store
-//! brings the loop (`sqlite/commit.rs`, `postgres/commit.rs`); a failing create fails alone
-//! in both, and each create's events commit with it.
+//! Group commit: creates and updates queue for one loop, on a thread of its own, that writes
+//! every write waiting in as few statements as it can, commits once, and only then answers
+//! each caller: durable on acknowledgement, one commit (and one disk sync) for the group.
+//! Each store brings the loop (`sqlite/commit.rs`, `postgres/commit.rs`); a failing write
+//! fails alone in both, and each write's events commit with it.
+//!
+//! An update comes decided: the request read the pin, checked it and computed its next
+//! state outside the loop ([`Update`]), so the loop spends no time on validation or
+//! rendering. The loop stores it only if the pin is still at the version that was read
+//! (a compare-and-set); otherwise the update is answered [`Outcome::Moved`] and the request
+//! decides again from a new read. Two updates of one pin in one group can't both hold: the
+//! first stands, the second is moved.
 
 use std::{future::Future, sync::Arc};
 
@@ -11,20 +18,59 @@ use tokio::sync::{mpsc, oneshot};
 use super::{events::NewEvent, Created, Idempotent, Pin};
 use crate::{error::Result, Error};
 
-/// Most creates sharing one commit.
+/// Most writes sharing one commit.
 pub(super) const MAX_GROUP: usize = 256;
 
-/// One create waiting for its commit.
+/// One write waiting for its commit.
 pub(super) struct Job {
     pub ws: String,
-    pub pins: Vec<Pin>,
-    pub idem: Option<Idempotent>,
-    /// One [`crate::events::EventKind::PinCreated`] per pin, appended in the same transaction.
+    pub write: Write,
+    /// The write's events, appended in the same transaction: one
+    /// [`crate::events::EventKind::PinCreated`] per created pin, or the update's
+    /// [`crate::events::EventKind::PinUpdated`], whose boards the loop fills in.
     pub events: Vec<NewEvent>,
-    pub reply: oneshot::Sender<Result<Created>>,
+    pub reply: oneshot::Sender<Result<Outcome>>,
 }
 
-/// The queue of creates; the loop behind it ends when the last store clone is dropped.
+/// What a job writes.
+pub(super) enum Write {
+    Create {
+        pins: Vec<Pin>,
+        idem: Option<Idempotent>,
+    },
+    Update(Box<Update>),
+}
+
+/// A pin's next state, decided from a read of `old`.
+pub(super) struct Update {
+    /// The pin as the request read it: stored as its past version when `new` replaces it.
+    pub old: Pin,
+    pub new: Pin,
+    /// Past versions to keep ([`crate::config::Limits::version_retention`]).
+    pub retention: u32,
+}
+
+/// How a job ended, when its group committed.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Stored,
+    /// A create's `Idempotency-Key` was taken by another request first: nothing written.
+    KeyTaken,
+    /// An update's pin was no longer at the version read (or another update of it came
+    /// first in the group): nothing written.
+    Moved,
+}
+
+impl Job {
+    pub(super) fn creates(&self) -> Option<(&[Pin], Option<&Idempotent>)> {
+        match &self.write {
+            Write::Create { pins, idem } => Some((pins, idem.as_ref())),
+            Write::Update(_) => None,
+        }
+    }
+}
+
+/// The queue of writes; the loop behind it ends when the last store clone is dropped.
 #[derive(Clone)]
 pub(super) struct Committer {
     jobs: mpsc::Sender<Job>,
@@ -60,11 +106,33 @@ impl Committer {
         idem: Option<&Idempotent>,
         events: Vec<NewEvent>,
     ) -> Result<Created> {
+        let write = Write::Create {
+            pins: pins.to_vec(),
+            idem: idem.cloned(),
+        };
+        match self.send(ws, write, events).await? {
+            Outcome::KeyTaken => Ok(Created::KeyTaken),
+            _ => Ok(Created::Stored),
+        }
+    }
+
+    /// Stores `update` unless its pin has moved on from the version read, and returns once
+    /// that is committed; `event` is the update's, without its boards.
+    pub(super) async fn update(
+        &self,
+        ws: &str,
+        update: Update,
+        event: NewEvent,
+    ) -> Result<Outcome> {
+        self.send(ws, Write::Update(Box::new(update)), vec![event])
+            .await
+    }
+
+    async fn send(&self, ws: &str, write: Write, events: Vec<NewEvent>) -> Result<Outcome> {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             ws: ws.to_owned(),
-            pins: pins.to_vec(),
-            idem: idem.cloned(),
+            write,
             events,
             reply,
         };
@@ -73,8 +141,21 @@ impl Committer {
     }
 }
 
-/// Sends each create of the group its result, or the group's failure.
-pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Created>>>) {
+/// The updates of `group` that may stand, by position: a second update of one pin in the
+/// group is moved at once (it read the same version as the first, which will have changed it).
+pub(super) fn first_of_each_pin(group: &[Job]) -> Vec<bool> {
+    let mut seen = std::collections::HashSet::new();
+    group
+        .iter()
+        .map(|job| match &job.write {
+            Write::Update(u) => seen.insert(u.old.id.as_str()),
+            Write::Create { .. } => true,
+        })
+        .collect()
+}
+
+/// Sends each write of the group its result, or the group's failure.
+pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Outcome>>>) {
     match done {
         Ok(results) => {
             for (job, result) in group.drain(..).zip(results) {
@@ -82,7 +163,7 @@ pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Created>>>) {
             }
         }
         Err(e) => {
-            tracing::warn!(error = %e, creates = group.len(), "group commit failed");
+            tracing::warn!(error = %e, writes = group.len(), "group commit failed");
             let e = Arc::new(e);
             for job in group.drain(..) {
                 let _ = job.reply.send(Err(same_failure(&e)));
@@ -134,35 +215,109 @@ pub(super) mod tests {
             .collect();
         Job {
             ws: ws.into(),
-            pins,
+            write: Write::Create {
+                pins,
+                idem: key.map(|key| Idempotent {
+                    key: key.into(),
+                    request_hash: "hash".into(),
+                    response: "{}".into(),
+                    created_at: 0,
+                    live_since: -1,
+                }),
+            },
             events,
-            idem: key.map(|key| Idempotent {
-                key: key.into(),
-                request_hash: "hash".into(),
-                response: "{}".into(),
-                created_at: 0,
-                live_since: -1,
-            }),
             reply: tokio::sync::oneshot::channel().0,
         }
     }
+
+    /// A create of exactly `pins`.
+    pub(in crate::store) fn create(ws: &str, pins: &[&Pin]) -> Job {
+        let mut job = job(ws, &[], None);
+        job.write = Write::Create {
+            pins: pins.iter().map(|p| (*p).clone()).collect(),
+            idem: None,
+        };
+        job.events = pins
+            .iter()
+            .map(|p| NewEvent::deleted(ws, EventKind::PinCreated, &p.id, Vec::new(), 0))
+            .collect();
+        job
+    }
+
+    /// An update of `old` (as read) made by `change`, at the next version.
+    pub(in crate::store) fn update(ws: &str, old: &Pin, change: impl FnOnce(&mut Pin)) -> Job {
+        let mut new = old.clone();
+        change(&mut new);
+        new.version = old.version + 1;
+        let mut event = NewEvent::deleted(ws, EventKind::PinUpdated, &old.id, Vec::new(), 0);
+        event.version = Some(new.version);
+        Job {
+            ws: ws.into(),
+            write: Write::Update(Box::new(Update {
+                old: old.clone(),
+                new,
+                retention: 5,
+            })),
+            events: vec![event],
+            reply: tokio::sync::oneshot::channel().0,
+        }
+    }
+
+    /// Pins `a`, `b` (keyed `kb`), `c` and `d` to create first, then a group of updates and a
+    /// create where each way an update ends is met once: `a` retitled (stored), `c` given
+    /// `b`'s key (refused: 409), `a` again from the same read (moved: the first stands), `d`
+    /// from a version it never had (moved), and a create beside them (stored).
+    pub(in crate::store) fn update_groups(ws: &str) -> [Vec<Job>; 2] {
+        let (a, mut b, c, d) = (pin("a"), pin("b"), pin("c"), pin("d"));
+        b.key = Some("kb".into());
+        let mut stale = d.clone();
+        stale.version = 7;
+        [
+            vec![create(ws, &[&a, &b, &c, &d])],
+            vec![
+                update(ws, &a, |p| p.title = Some("a2".into())),
+                update(ws, &c, |p| p.key = Some("kb".into())),
+                update(ws, &a, |p| p.title = Some("a3".into())),
+                update(ws, &stale, |p| p.title = Some("d8".into())),
+                job(ws, &["e"], None),
+            ],
+        ]
+    }
+
+    /// What [`update_groups`]' second group must answer.
+    pub(in crate::store) fn check_update_outcomes(results: &[Result<Outcome>]) {
+        assert!(matches!(results[0], Ok(Outcome::Stored)), "{results:?}");
+        assert!(
+            matches!(results[1], Err(Error::Taken { .. })),
+            "a taken key is the update's own 409: {results:?}"
+        );
+        assert!(matches!(results[2], Ok(Outcome::Moved)), "{results:?}");
+        assert!(matches!(results[3], Ok(Outcome::Moved)), "{results:?}");
+        assert!(matches!(results[4], Ok(Outcome::Stored)), "{results:?}");
+    }
+
+    /// After [`update_groups`]: each pin's title and version by title order, the past
+    /// versions kept, and the `pin.updated` events, as the store holds them.
+    pub(in crate::store) const UPDATE_STATE: [&str; 3] = [
+        "SELECT title, version FROM pins ORDER BY title",
+        "SELECT count(*) FROM pin_versions",
+        "SELECT count(*) FROM events WHERE event = 'pin.updated'",
+    ];
 
     /// Checks that exactly the creates holding a pin titled `poison` failed, and returns how
     /// many pins the others stored.
     pub(in crate::store) fn stored_unless_poisoned(
         group: &[Job],
-        results: &[Result<Created>],
+        results: &[Result<Outcome>],
     ) -> usize {
         assert_eq!(group.len(), results.len());
         let mut stored = 0;
         for (job, result) in group.iter().zip(results) {
-            let poisoned = job
-                .pins
-                .iter()
-                .any(|p| p.title.as_deref() == Some("poison"));
-            assert_eq!(result.is_err(), poisoned, "{:?}", job.pins[0].title);
+            let (pins, _) = job.creates().expect("a create");
+            let poisoned = pins.iter().any(|p| p.title.as_deref() == Some("poison"));
+            assert_eq!(result.is_err(), poisoned, "{:?}", pins[0].title);
             if !poisoned {
-                stored += job.pins.len();
+                stored += pins.len();
             }
         }
         stored

@@ -7,7 +7,8 @@
 //!   `blocks.rs`, `hooks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
-//! - `group_commit.rs`: the queue and thread that group single creates into one commit.
+//! - `group_commit.rs`: the queue and thread that group single creates and updates into one
+//!   commit.
 //! - `sqlite/` and `postgres/`: only what differs: connecting (pragmas, pools, PostgreSQL's
 //!   per-request connection), dialect statements, creates and the reads each tunes.
 //!
@@ -178,6 +179,7 @@ impl Store {
         fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>>;
         fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
         fn update_pins(&self, ws: &str, ids: &[String], retention: u32, change: &mut Change<'_>) -> Result<Vec<Pin>>;
+        fn update_read(&self, ws: &str, old: Pin, new: Pin, retention: u32) -> Result<Option<Pin>>;
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
         fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use sqlx::Connection as _;
 
 use super::events::NewEvent;
+use super::group_commit::{Outcome, Update};
 use super::sql::{Backend, Db, Record, Statement};
 use super::Sharing;
 use crate::events::EventKind;
@@ -148,11 +149,24 @@ const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type,
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
      SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
      title, tags, provenance, created_at, updated_at, key FROM pins WHERE id = $1";
+/// A pin's past state, from values: a grouped update stores the state it read (and found
+/// unchanged, by its version) without reading it again.
+const INSERT_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
+     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
-const UPDATE_PIN: &str =
-    "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
-     tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
-     allow_comments = $13, key = $14 WHERE id = $1";
+/// Sets every column of a pin (`$2` to `$14`, [`bind_pin_update`]) but its id and workspace.
+macro_rules! update_pin {
+    () => {
+        "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
+         tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
+         allow_comments = $13, key = $14 WHERE id = $1"
+    };
+}
+const UPDATE_PIN: &str = update_pin!();
+/// [`UPDATE_PIN`] if the pin is still at version `$15` of workspace `$16`: a grouped update's
+/// compare-and-set (no row: the pin moved on, or is gone).
+const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $15 AND workspace_id = $16");
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
 pub(super) const INSERT_PIN: &str = concat!(
@@ -303,6 +317,16 @@ pub(crate) trait PinStore {
     async fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;
     /// The workspace's pins whose key is among `keys`, in no particular order.
     async fn pins_by_key(&self, ws: &str, keys: &[String]) -> Result<Vec<Pin>>;
+    /// Stores `new`, decided from `old` as read, if the pin is still at `old.version`: in a
+    /// group commit with other requests' writes, answered once durable. `None` when the pin
+    /// has moved on (or is gone) since the read: nothing was written, decide again.
+    async fn update_read(
+        &self,
+        ws: &str,
+        old: Pin,
+        new: Pin,
+        retention: u32,
+    ) -> Result<Option<Pin>>;
     /// For each of `new` (each with a distinct key): when no pin of the workspace has its
     /// key, stores it; otherwise applies `change` to the keyed pin, writing the result only
     /// when its content differs ([`Pin::same_content`]). One transaction for all; concurrent
@@ -374,7 +398,21 @@ pub(super) async fn save_change<B: Backend>(
         .bind(&new.id)
         .execute(&mut *tx)
         .await?;
-    B::query(UPDATE_PIN)
+    bind_pin_update(B::query(UPDATE_PIN), new)
+        .execute(&mut *tx)
+        .await?;
+    B::query(PRUNE_VERSIONS)
+        .bind(&new.id)
+        .bind(new.version - 1 - i64::from(retention))
+        .execute(&mut *tx)
+        .await?;
+    let boards = pin_boards::<B>(&mut *tx, &new.id).await?;
+    NewEvent::pin(ws, EventKind::PinUpdated, new, boards, render)
+}
+
+/// Binds `$1` to `$14` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
+fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Statement<'q, C> {
+    update
         .bind(&new.id)
         .bind(&new.pin_type)
         .bind(&new.pin_config)
@@ -389,15 +427,63 @@ pub(super) async fn save_change<B: Backend>(
         .bind(new.require_sign_in)
         .bind(new.allow_comments)
         .bind(&new.key)
+}
+
+/// How a grouped update went in its group's transaction (SQLite's loop, and PostgreSQL's
+/// when it writes a group's updates one by one).
+pub(super) enum Grouped {
+    /// Stored; the boards the pin is placed on (its event concerns them).
+    Stored(Vec<String>),
+    /// The pin was not at the version read: nothing written.
+    Moved,
+}
+
+/// Writes `update` inside the caller's transaction if its pin is still at the version
+/// read: the compare-and-set first (a refused change, such as a taken key, fails here
+/// having written nothing), then the state read as a past version, the pruning of old ones,
+/// and the pin's boards for its event.
+pub(super) async fn store_update<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    update: &Update,
+) -> Result<Grouped, sqlx::Error> {
+    let (old, new) = (&update.old, &update.new);
+    let changed = bind_pin_update(B::query(UPDATE_PIN_AT), new)
+        .bind(old.version)
+        .bind(ws)
         .execute(&mut *tx)
         .await?;
+    if changed == 0 {
+        return Ok(Grouped::Moved);
+    }
+    if update.retention > 0 {
+        B::query(INSERT_VERSION)
+            .bind(&old.id)
+            .bind(old.version)
+            .bind(&old.pin_type)
+            .bind(&old.pin_config)
+            .bind(&old.pin_layout)
+            .bind(old.is_public)
+            .bind(old.allow_edit)
+            .bind(old.require_sign_in)
+            .bind(old.allow_comments)
+            .bind(&old.title)
+            .bind_list(&old.tags)
+            .bind(&old.provenance)
+            .bind(old.created_at)
+            .bind(old.updated_at)
+            .bind(&old.key)
+            .execute(&mut *tx)
+            .await?;
+    }
     B::query(PRUNE_VERSIONS)
         .bind(&new.id)
-        .bind(new.version - 1 - i64::from(retention))
+        .bind(new.version - 1 - i64::from(update.retention))
         .execute(&mut *tx)
         .await?;
-    let boards = pin_boards::<B>(&mut *tx, &new.id).await?;
-    NewEvent::pin(ws, EventKind::PinUpdated, new, boards, render)
+    let rows = B::query(PIN_BOARDS).bind(&new.id).fetch_all(tx).await?;
+    let boards = rows.iter().map(|r| r.get(0)).collect::<Result<_, _>>()?;
+    Ok(Grouped::Stored(boards))
 }
 
 impl<B: Backend> PinStore for B {
@@ -423,6 +509,26 @@ impl<B: Backend> PinStore for B {
         tx.commit().await?;
         self.committed(ws);
         Ok(updated)
+    }
+
+    async fn update_read(
+        &self,
+        ws: &str,
+        old: Pin,
+        new: Pin,
+        retention: u32,
+    ) -> Result<Option<Pin>> {
+        let event = NewEvent::pin(ws, EventKind::PinUpdated, &new, Vec::new(), self.render())?;
+        let update = Update {
+            old,
+            new,
+            retention,
+        };
+        let stored = update.new.clone();
+        Ok(match self.commit_update(ws, update, event).await? {
+            Outcome::Stored => Some(stored),
+            _ => None,
+        })
     }
 
     async fn delete_pins(

@@ -128,6 +128,14 @@ pub(crate) trait Backend: Sync {
         idem: Option<&Idempotent>,
     ) -> Result<Created>;
     /// The workspace's pins among `ids`, in no particular order.
+    /// Queues `update` for the store's group commit ([`super::group_commit`]); `event` is
+    /// its event without boards.
+    async fn commit_update(
+        &self,
+        ws: &str,
+        update: super::group_commit::Update,
+        event: NewEvent,
+    ) -> Result<super::group_commit::Outcome>;
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<super::Pin>>;
     /// The pins of a page, newest first: which pins and which state of each (the record is
     /// read with [`Backend::get_pins`] only when the caller hasn't rendered that state yet).

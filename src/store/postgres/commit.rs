@@ -1,5 +1,5 @@
-//! Group commit for PostgreSQL's single creates without an `Idempotency-Key`
-//! ([`super::group_commit`]).
+//! Group commit for PostgreSQL's single creates without an `Idempotency-Key`, and for
+//! single-pin updates ([`super::group_commit`]).
 //!
 //! One connection of its own, outside the request pool, inserts every create waiting in one
 //! statement and one transaction: a group of N single creates costs PostgreSQL one statement
@@ -8,7 +8,7 @@
 //! claim and the insert are made together, and so do batches, which already share one. Each
 //! replica has its own loop.
 
-use std::sync::Arc;
+use std::{collections::HashMap, sync::Arc};
 
 use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
 use tokio::sync::mpsc;
@@ -16,8 +16,10 @@ use tokio::sync::mpsc;
 use super::{events::append, insert::insert_rows, WAIT_FOR_CONNECTION};
 use crate::store::{
     events::NewEvent,
-    group_commit::{answer, same_failure, Committer, Job, MAX_GROUP},
-    Created, Pin,
+    group_commit::{
+        answer, first_of_each_pin, same_failure, Committer, Job, Outcome, Update, Write, MAX_GROUP,
+    },
+    Pin,
 };
 use crate::{error::Result, Error};
 
@@ -62,16 +64,17 @@ async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
     }
 }
 
-/// Writes the group in one transaction: one statement for the pins, one for their events.
-/// Jobs here carry no idempotency claim (keyed creates don't come to this loop; see
-/// `PgStore::insert_pins`). When PostgreSQL refuses it, each create is retried on its own,
-/// so only the refused one fails. Returns one result per create, and false when the
-/// connection can't be trusted any more (a create that met that is answered 503: its
+/// Writes the group in one transaction: one statement for the new pins, two for the
+/// updates (locking their pins, then [`UPDATE_PINS`]), one for the events. Jobs here carry
+/// no idempotency claim (keyed creates don't come to this loop; see `PgStore::insert_pins`).
+/// When PostgreSQL refuses it (a constraint, a taken key), each write is retried on its
+/// own, so only the refused one fails. Returns one result per job, and false when the
+/// connection can't be trusted any more (a write that met that is answered 503: its
 /// outcome is unknown, as when any connection breaks mid-statement).
-async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>, bool) {
-    let error = match store(conn, group.iter()).await {
-        Ok(()) => return (group.iter().map(|_| Ok(Created::Stored)).collect(), true),
-        // A lone create refused (a taken key) is answered with its own error.
+async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Outcome>>, bool) {
+    let error = match store(conn, group).await {
+        Ok(outcomes) => return (outcomes.into_iter().map(Ok).collect(), true),
+        // A lone write refused (a taken key) is answered with its own error.
         Err(e) if refused(&e) && group.len() == 1 => return (vec![Err(e.into())], true),
         Err(e) if refused(&e) => e,
         Err(e) => {
@@ -83,11 +86,12 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
             );
         }
     };
-    tracing::debug!(%error, creates = group.len(), "a group insert was refused; retrying each create");
+    tracing::debug!(%error, writes = group.len(), "a group write was refused; retrying each write");
     let mut results = Vec::with_capacity(group.len());
+    // Alone, a second update of a pin finds it moved on by the first.
     for job in group {
-        match store(conn, std::iter::once(job)).await {
-            Ok(()) => results.push(Ok(Created::Stored)),
+        match store(conn, std::slice::from_ref(job)).await {
+            Ok(outcome) => results.extend(outcome.into_iter().map(Ok)),
             Err(e) if refused(&e) => results.push(Err(e.into())),
             Err(e) => {
                 let failure = Arc::new(Error::from(e));
@@ -99,20 +103,146 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Created>>
     (results, true)
 }
 
-/// Stores the jobs' pins and events in one transaction.
-async fn store<'a>(
-    conn: &mut PgConnection,
-    jobs: impl Iterator<Item = &'a Job> + Clone,
-) -> Result<(), sqlx::Error> {
+/// Locks the pins of a group's updates, in id order (as every write locks pins, so none
+/// can deadlock with another), and reads their versions.
+const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
+     WHERE (workspace_id, id) IN (SELECT * FROM UNNEST($1::text[], $2::text[])) ORDER BY id FOR UPDATE";
+
+/// A group's updates from arrays, in one statement, their pins locked and still at the
+/// versions read: each pin's current state saved as a past version (unless none are kept),
+/// versions beyond the retention pruned, the new state written; returns each updated pin
+/// with the boards it is placed on. (The statement's parts see the state before it, so the
+/// version saved is the one replaced, and the pruning never meets it.)
+const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], \
+     $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[], $10::text[], $11::int8[], \
+     $12::int8[], $13::bool[], $14::bool[], $15::bool[], $16::text[], $17::int8[]) \
+     AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, \
+     version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above)), \
+     saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
+     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
+     SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
+     p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key \
+     FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected \
+     WHERE p.version > u.keep_above), \
+     pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above), \
+     changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, \
+     pin_layout = u.pin_layout, is_public = u.is_public, title = u.title, \
+     tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, \
+     version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, \
+     require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key \
+     FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id) \
+     SELECT c.id, COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') \
+     FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id";
+
+/// Stores the jobs' pins, updates and events in one transaction; each job's outcome.
+async fn store(conn: &mut PgConnection, jobs: &[Job]) -> Result<Vec<Outcome>, sqlx::Error> {
+    let standing = first_of_each_pin(jobs);
     let rows: Vec<(&str, &Pin)> = jobs
-        .clone()
-        .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
+        .iter()
+        .filter_map(|job| job.creates().map(|(pins, _)| (job, pins)))
+        .flat_map(|(job, pins)| pins.iter().map(|pin| (job.ws.as_str(), pin)))
         .collect();
-    let events: Vec<NewEvent> = jobs.flat_map(|job| job.events.iter().cloned()).collect();
+    let updates: Vec<(&str, &Update)> = jobs
+        .iter()
+        .zip(&standing)
+        .filter_map(|(job, stands)| match &job.write {
+            Write::Update(update) if *stands => Some((job.ws.as_str(), &**update)),
+            _ => None,
+        })
+        .collect();
     let mut tx = conn.begin().await?;
-    insert_rows(&mut tx, &rows, None).await?;
+    if !rows.is_empty() {
+        insert_rows(&mut tx, &rows, None).await?;
+    }
+    let boards = update_pins(&mut tx, &updates).await?;
+    let mut outcomes = Vec::with_capacity(jobs.len());
+    let mut events: Vec<NewEvent> = Vec::new();
+    for (job, stands) in jobs.iter().zip(standing) {
+        match &job.write {
+            Write::Create { .. } => {
+                events.extend(job.events.iter().cloned());
+                outcomes.push(Outcome::Stored);
+            }
+            Write::Update(update) => match boards.get(&update.new.id) {
+                Some(boards) if stands => {
+                    events.extend(job.events.iter().cloned().map(|mut event| {
+                        event.boards.clone_from(boards);
+                        event
+                    }));
+                    outcomes.push(Outcome::Stored);
+                }
+                _ => outcomes.push(Outcome::Moved),
+            },
+        }
+    }
     append(&mut tx, &events).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// Writes the `updates` whose pins are still at the versions read ([`UPDATE_PINS`]), and
+/// returns the boards of each pin it updated, by id.
+async fn update_pins(
+    tx: &mut PgConnection,
+    updates: &[(&str, &Update)],
+) -> Result<HashMap<String, Vec<String>>, sqlx::Error> {
+    if updates.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let locked: HashMap<String, i64> = sqlx::query_as(LOCK_VERSIONS)
+        .bind(updates.iter().map(|(ws, _)| *ws).collect::<Vec<_>>())
+        .bind(
+            updates
+                .iter()
+                .map(|(_, u)| u.old.id.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .collect();
+    let current: Vec<&Update> = updates
+        .iter()
+        .filter(|(_, u)| locked.get(&u.old.id) == Some(&u.old.version))
+        .map(|(_, u)| *u)
+        .collect();
+    if current.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ws: Vec<&str> = updates
+        .iter()
+        .filter(|(_, u)| locked.get(&u.old.id) == Some(&u.old.version))
+        .map(|(ws, _)| *ws)
+        .collect();
+    let text = |f: fn(&Pin) -> &str| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
+    let maybe = |f: fn(&Pin) -> Option<&str>| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
+    let flag = |f: fn(&Pin) -> bool| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
+    let number = |f: fn(&Update) -> i64| current.iter().map(|u| f(u)).collect::<Vec<_>>();
+    let tags: Vec<String> = current
+        .iter()
+        .map(|u| serde_json::to_string(&u.new.tags).unwrap_or_else(|_| "[]".into()))
+        .collect();
+    let rows: Vec<(String, Vec<String>)> = sqlx::query_as(UPDATE_PINS)
+        .bind(ws)
+        .bind(text(|p| &p.id))
+        .bind(number(|u| u.old.version))
+        .bind(text(|p| &p.pin_type))
+        .bind(text(|p| &p.pin_config))
+        .bind(text(|p| &p.pin_layout))
+        .bind(flag(|p| p.is_public))
+        .bind(maybe(|p| p.title.as_deref()))
+        .bind(tags)
+        .bind(maybe(|p| p.provenance.as_deref()))
+        .bind(number(|u| u.new.version))
+        .bind(number(|u| u.new.updated_at))
+        .bind(flag(|p| p.allow_edit))
+        .bind(flag(|p| p.require_sign_in))
+        .bind(flag(|p| p.allow_comments))
+        .bind(maybe(|p| p.key.as_deref()))
+        .bind(number(|u| u.new.version - 1 - i64::from(u.retention)))
+        .fetch_all(&mut *tx)
+        .await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// PostgreSQL refused the statement itself (a constraint, a trigger): the connection is fine,
@@ -130,7 +260,9 @@ fn refused(e: &sqlx::Error) -> bool {
 mod tests {
     use super::*;
     use crate::store::{
-        group_commit::tests::{job, pin, stored_unless_poisoned},
+        group_commit::tests::{
+            check_update_outcomes, job, pin, stored_unless_poisoned, update_groups, UPDATE_STATE,
+        },
         keys::KeyStore,
         postgres::PgStore,
         sql::Backend,
@@ -164,7 +296,7 @@ mod tests {
     }
 
     /// Each kind of group `commit` writes, with a create PostgreSQL refuses (a trigger) among
-    /// others, on a database of its own (`TEST_PG_URL`, as the API tests): only that create
+    /// others (then updates, as the SQLite loop's test has them), on a database of its own (`TEST_PG_URL`, as the API tests): only that create
     /// fails, the others are stored, and the connection stays usable. (The API test
     /// `pins::a_create_the_database_refuses_fails_alone` meets a shared group only when the
     /// timing makes one.)
@@ -224,6 +356,31 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(rows, i64::try_from(stored).unwrap());
+        sqlx::raw_sql("DROP TRIGGER poison ON pins; DELETE FROM events; DELETE FROM pins")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+
+        // Updates: each way one ends, met once in a group ([`update_groups`]); only the
+        // stored ones changed the store, with one past version and one event each.
+        let [setup, group] = update_groups(&ws);
+        let (created, _) = commit(&mut conn, &setup).await;
+        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
+        let (results, healthy) = commit(&mut conn, &group).await;
+        assert!(healthy);
+        check_update_outcomes(&results);
+        let pins: Vec<(String, i64)> = sqlx::query_as(UPDATE_STATE[0])
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+        let expected = [("a2", 2), ("b", 1), ("c", 1), ("d", 1), ("e", 1)];
+        let expected: Vec<(String, i64)> =
+            expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
+        assert_eq!(pins, expected);
+        for (sql, count) in UPDATE_STATE[1..].iter().zip([1, 1]) {
+            let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
+            assert_eq!(n, count, "{sql}");
+        }
         let _ = conn.close().await;
         store.close().await;
         drop(store);

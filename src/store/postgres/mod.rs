@@ -19,7 +19,7 @@ use sqlx::{
 };
 
 use super::events::{Commits, NewEvent, Render};
-use super::group_commit::Committer;
+use super::group_commit::{Committer, Outcome, Update};
 use super::pins::pin_from_row;
 use super::pins::{bind_list_query, list_pin_keys_sql};
 use super::sql::{dialect, Backend, Column, Run};
@@ -185,6 +185,10 @@ impl Backend for PgStore {
         events::append(&mut tx, &events).await?;
         tx.commit().await?;
         Ok(Created::Stored)
+    }
+
+    async fn commit_update(&self, ws: &str, update: Update, event: NewEvent) -> Result<Outcome> {
+        self.committer.update(ws, update, event).await
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {

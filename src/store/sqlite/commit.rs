@@ -1,4 +1,4 @@
-//! Group commit for SQLite creates ([`super::group_commit`]). SQLite has one writer and
+//! Group commit for SQLite creates and updates ([`super::group_commit`]). SQLite has one writer and
 //! `synchronous=FULL` makes every commit wait for the disk, so one commit per request caps
 //! creates at the disk's sync rate.
 
@@ -13,19 +13,19 @@ use tokio::sync::mpsc;
 use super::SqliteStore;
 use crate::error::Result;
 use crate::store::{
-    events::{Commits, NewEvent},
-    group_commit::{answer, Committer, Job, MAX_GROUP},
-    pins::{bind_new_pin, INSERT_PIN},
+    events::Commits,
+    group_commit::{answer, first_of_each_pin, Committer, Job, Outcome, Write, MAX_GROUP},
+    pins::{bind_new_pin, store_update, Grouped, INSERT_PIN},
     sql::Backend,
-    Created, Idempotent, Pin,
+    Idempotent, Pin,
 };
 
-/// How long the commit loop keeps the writer connection while creates keep coming. Giving it
+/// How long the commit loop keeps the writer connection while writes keep coming. Giving it
 /// back costs a round trip to SQLite's thread (sqlx's release ping), and lets the other
-/// writes (updates, deletes, keys) take their turn.
+/// writes (batches, deletes, keys) take their turn.
 const HOLD_FOR: Duration = Duration::from_millis(10);
 
-/// Starts the loop that commits `writer`'s creates.
+/// Starts the loop that commits `writer`'s grouped writes.
 pub(super) fn start(writer: SqlitePool, commits: Commits) -> Result<Committer> {
     Committer::start("corkboard-commit", move |queue| run(writer, commits, queue))
 }
@@ -65,56 +65,90 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
 }
 
 /// Tells the streams which workspaces have new events (each once).
-fn tell(commits: &Commits, group: &[Job], results: &[Result<Created>]) {
+fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
     let mut told: Vec<&str> = Vec::new();
     for (job, result) in group.iter().zip(results) {
-        if matches!(result, Ok(Created::Stored)) && !told.contains(&job.ws.as_str()) {
+        if matches!(result, Ok(Outcome::Stored)) && !told.contains(&job.ws.as_str()) {
             commits.send(Some(&job.ws));
             told.push(&job.ws);
         }
     }
 }
 
-/// One commit for the whole group, with the events of every create it stores: creates
+/// One commit for the whole group, with the events of every write it stores: creates
 /// without an `Idempotency-Key` share one INSERT per [`INSERT_CHUNK`] rows, the others get a
 /// SAVEPOINT each. When a shared INSERT fails, its creates are retried one SAVEPOINT each,
-/// so only the failing one fails.
-async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Created>>> {
+/// so only the failing one fails. Updates are a compare-and-set each ([`store_update`]),
+/// which SQLite undoes alone when it is refused (a taken key): the transaction goes on.
+async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Outcome>>> {
     let plain: Vec<(&str, &Pin)> = group
         .iter()
-        .filter(|job| job.idem.is_none())
-        .flat_map(|job| job.pins.iter().map(|pin| (job.ws.as_str(), pin)))
+        .filter_map(|job| {
+            job.creates()
+                .filter(|(_, idem)| idem.is_none())
+                .map(|(pins, _)| (job, pins))
+        })
+        .flat_map(|(job, pins)| pins.iter().map(|pin| (job.ws.as_str(), pin)))
         .collect();
     let mut tx = Connection::begin(conn).await?;
     // Inside the transaction, a failed shared INSERT undoes only itself (or its SAVEPOINT).
     let shared = !plain.is_empty() && insert_together(&mut tx, &plain).await?;
+    let standing = first_of_each_pin(group);
     let mut results = Vec::with_capacity(group.len());
-    for job in group {
-        if shared && job.idem.is_none() {
-            results.push(Ok(Created::Stored));
-            continue;
-        }
-        let mut savepoint = Connection::begin(&mut *tx).await?;
-        match insert_in(&mut savepoint, &job.ws, &job.pins, job.idem.as_ref()).await {
-            Ok(Created::Stored) => {
-                savepoint.commit().await?;
-                results.push(Ok(Created::Stored));
+    let mut events = Vec::new();
+    for (job, stands) in group.iter().zip(standing) {
+        // The boards an updated pin is placed on, for its event.
+        let mut boards = Vec::new();
+        let result = match &job.write {
+            Write::Create { idem: None, .. } if shared => Ok(Outcome::Stored),
+            Write::Create { pins, idem } => {
+                let mut savepoint = Connection::begin(&mut *tx).await?;
+                match insert_in(&mut savepoint, &job.ws, pins, idem.as_ref()).await {
+                    Ok(Outcome::Stored) => {
+                        savepoint.commit().await?;
+                        Ok(Outcome::Stored)
+                    }
+                    other => {
+                        savepoint.rollback().await?;
+                        other
+                    }
+                }
             }
-            other => {
-                savepoint.rollback().await?;
-                results.push(other);
+            Write::Update(_) if !stands => Ok(Outcome::Moved),
+            Write::Update(update) => {
+                match store_update::<SqliteStore>(&mut tx, &job.ws, update).await {
+                    Ok(Grouped::Moved) => Ok(Outcome::Moved),
+                    Ok(Grouped::Stored(placed_on)) => {
+                        boards = placed_on;
+                        Ok(Outcome::Stored)
+                    }
+                    Err(e) if refused(&e) => Err(e.into()),
+                    Err(e) => return Err(e.into()),
+                }
             }
+        };
+        if matches!(result, Ok(Outcome::Stored)) {
+            events.extend(job.events.iter().cloned().map(|mut event| {
+                if let Write::Update(_) = job.write {
+                    event.boards.clone_from(&boards);
+                }
+                event
+            }));
         }
+        results.push(result);
     }
-    let events: Vec<NewEvent> = group
-        .iter()
-        .zip(&results)
-        .filter(|(_, result)| matches!(result, Ok(Created::Stored)))
-        .flat_map(|(job, _)| job.events.iter().cloned())
-        .collect();
     SqliteStore::append_events(&mut tx, &events).await?;
     tx.commit().await?;
     Ok(results)
+}
+
+/// SQLite refused the statement itself (a constraint): it undid that statement alone, and
+/// the transaction goes on.
+fn refused(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.code().is_some_and(|code| {
+        // SQLITE_CONSTRAINT and its extended codes (`19 | n << 8`).
+        code.parse::<i32>().is_ok_and(|code| code & 0xff == 19)
+    }))
 }
 
 /// Writes all `rows` or none: one statement when they fit one, else a transaction (a
@@ -158,7 +192,7 @@ async fn insert_in(
     ws: &str,
     pins: &[Pin],
     idem: Option<&Idempotent>,
-) -> Result<Created> {
+) -> Result<Outcome> {
     if let Some(idem) = idem {
         let claimed = sqlx::query(
             "INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) VALUES ($1, $2, $3, $4, $5) \
@@ -174,12 +208,12 @@ async fn insert_in(
         .execute(&mut *conn)
         .await?;
         if claimed.rows_affected() == 0 {
-            return Ok(Created::KeyTaken);
+            return Ok(Outcome::KeyTaken);
         }
     }
     let rows: Vec<_> = pins.iter().map(|pin| (ws, pin)).collect();
     insert_rows_in(conn, &rows).await?;
-    Ok(Created::Stored)
+    Ok(Outcome::Stored)
 }
 
 /// Inserts `(workspace, pin)` rows, [`INSERT_CHUNK`] to a statement. Outside a transaction
@@ -201,7 +235,9 @@ async fn insert_rows_in(conn: &mut SqliteConnection, rows: &[(&str, &Pin)]) -> R
 mod tests {
     use super::*;
     use crate::store::{
-        group_commit::tests::{job, stored_unless_poisoned},
+        group_commit::tests::{
+            check_update_outcomes, job, stored_unless_poisoned, update_groups, UPDATE_STATE,
+        },
         keys::KeyStore,
         sql::Backend,
         sqlite::SqliteStore,
@@ -266,6 +302,43 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(claims, 2, "the refused keyed create left no claim");
+        drop(conn);
+        store.close().await;
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A group of updates where each way an update ends is met once
+    /// ([`update_groups`]): only the stored ones changed the store, with one past version and
+    /// one event each.
+    #[tokio::test]
+    async fn each_update_of_a_group_ends_on_its_own() {
+        let dir = std::env::temp_dir().join(format!("corkboard-commit-{}", uuid::Uuid::new_v4()));
+        let store = SqliteStore::open(
+            &format!("sqlite://{}/c.db", dir.display()),
+            2,
+            crate::events::Records::shared("http://test"),
+        )
+        .await
+        .unwrap();
+        let ws = store.ensure_workspace("default").await.unwrap();
+        let mut conn = store.writer.acquire().await.unwrap();
+        let [setup, group] = update_groups(&ws);
+        let created = commit(&mut conn, &setup).await.unwrap();
+        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
+        let results = commit(&mut conn, &group).await.unwrap();
+        check_update_outcomes(&results);
+        let pins: Vec<(String, i64)> = sqlx::query_as(UPDATE_STATE[0])
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap();
+        let expected = [("a2", 2), ("b", 1), ("c", 1), ("d", 1), ("e", 1)];
+        let expected: Vec<(String, i64)> =
+            expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
+        assert_eq!(pins, expected);
+        for (sql, count) in UPDATE_STATE[1..].iter().zip([1, 1]) {
+            let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut *conn).await.unwrap();
+            assert_eq!(n, count, "{sql}");
+        }
         drop(conn);
         store.close().await;
         let _ = std::fs::remove_dir_all(dir);

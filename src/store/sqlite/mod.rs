@@ -17,7 +17,7 @@ use sqlx::{
 };
 
 use super::events::{self, Commits, NewEvent, Render};
-use super::group_commit::Committer;
+use super::group_commit::{Committer, Outcome, Update};
 use super::pins::{bind_list_query, list_pin_keys_sql, pin_from_row, PIN_COLUMNS};
 use super::sql::{dialect, Backend, Column, Record, Run};
 use super::{Created, Idempotent, Pin, PinKey, PinQuery};
@@ -187,6 +187,10 @@ impl Backend for SqliteStore {
     ) -> Result<Created> {
         let events = events::created(ws, pins, &*self.render)?;
         self.committer.insert(ws, pins, idem, events).await
+    }
+
+    async fn commit_update(&self, ws: &str, update: Update, event: NewEvent) -> Result<Outcome> {
+        self.committer.update(ws, update, event).await
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
