@@ -32,6 +32,8 @@ pin = {
     "tags": "[]",
     "provenance": None,
     "key": None,
+    "expected": None,
+    "due": None,
     "version": 1,
 }
 n = 0

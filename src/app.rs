@@ -90,6 +90,7 @@ impl AppState {
         // The two record caches share `render.cache_bytes`.
         let cache_bytes = settings.render.cache_bytes / 2;
         events.prune_in_background();
+        events.sweep_stale_in_background(settings.freshness.check_secs);
         AppState {
             events,
             open_per_address: crate::limits::OpenPerAddress::new(

@@ -33,6 +33,14 @@ pub struct Settings {
     pub http: crate::connections::HttpSettings,
     pub render: crate::pins::rendered::RenderSettings,
     pub hooks: crate::hooks::HookSettings,
+    pub freshness: FreshnessSettings,
+}
+
+/// `[freshness]` settings.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct FreshnessSettings {
+    /// Seconds between two looks for pins gone stale (1 or more).
+    pub check_secs: u64,
 }
 
 /// Credentials other than API keys.
@@ -128,6 +136,11 @@ impl Settings {
             ));
         }
         crate::api::cors::layer(&self.http.cors_origins).map_err(ConfigError)?;
+        if self.freshness.check_secs == 0 {
+            return Err(ConfigError(
+                "freshness.check_secs must be at least 1".into(),
+            ));
+        }
         if self.hooks.per_minute == 0 {
             return Err(ConfigError("hooks.per_minute must be at least 1".into()));
         }

@@ -39,11 +39,15 @@ SELECT array_agg('p-' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 10
   array_fill(:config::text, ARRAY[100]) AS configs, array_fill(:layout::text, ARRAY[100]) AS layouts,
   array_fill(false, ARRAY[100]) AS publics, array_fill(NULL::text, ARRAY[100]) AS nulls,
   array_fill('[]'::text, ARRAY[100]) AS tags, array_fill(1::int8, ARRAY[100]) AS versions,
-  array_fill(:now::int8, ARRAY[100]) AS nows
+  array_fill(:now::int8, ARRAY[100]) AS nows, array_fill(NULL::int8, ARRAY[100]) AS nullints
   FROM generate_series(1, 100) AS i \gset
-INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key)
+INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
+    expected_every_secs, last_pushed_at, stale_due_at)
   SELECT u.id, u.ws, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title,
-    ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, u.created_at, u.updated_at, u.key
+    ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, u.created_at, u.updated_at, u.key,
+    u.expected_every_secs, u.last_pushed_at, u.stale_due_at
   FROM UNNEST(:wss::text[], :ids::text[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[],
-    :nulls::text[], :tags::text[], :nulls::text[], :versions::int8[], :nows::int8[], :nows::int8[], :nulls::text[])
-  AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key);
+    :nulls::text[], :tags::text[], :nulls::text[], :versions::int8[], :nows::int8[], :nows::int8[], :nulls::text[],
+    :nullints::int8[], :nows::int8[], :nullints::int8[])
+  AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance,
+    version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at);

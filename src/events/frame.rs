@@ -174,6 +174,11 @@ struct PublicPin {
     version: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     updated_at: Option<String>,
+    /// Freshness shows on share pages: a wall should say when a feed has stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_pushed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stale: Option<bool>,
 }
 
 /// Of a pin's metadata, the title alone (never tags or provenance).

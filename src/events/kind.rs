@@ -11,6 +11,8 @@ pub enum EventKind {
     PinCreated,
     PinUpdated,
     PinDeleted,
+    /// A pin's expected push didn't come (CONTRACT.md 15): once per lapse.
+    PinStale,
     PinboardCreated,
     PinboardUpdated,
     PinboardDeleted,
@@ -29,10 +31,11 @@ pub enum Resource {
 
 impl EventKind {
     /// Every kind, in the order the API description lists them.
-    pub const ALL: [EventKind; 9] = [
+    pub const ALL: [EventKind; 10] = [
         EventKind::PinCreated,
         EventKind::PinUpdated,
         EventKind::PinDeleted,
+        EventKind::PinStale,
         EventKind::PinboardCreated,
         EventKind::PinboardUpdated,
         EventKind::PinboardDeleted,
@@ -42,8 +45,8 @@ impl EventKind {
     ];
 
     /// The name of every kind, in the order of [`EventKind::ALL`].
-    pub const NAMES: [&'static str; 9] = {
-        let mut names = [""; 9];
+    pub const NAMES: [&'static str; 10] = {
+        let mut names = [""; 10];
         let mut i = 0;
         while i < names.len() {
             names[i] = EventKind::ALL[i].as_str();
@@ -58,6 +61,7 @@ impl EventKind {
             EventKind::PinCreated => "pin.created",
             EventKind::PinUpdated => "pin.updated",
             EventKind::PinDeleted => "pin.deleted",
+            EventKind::PinStale => "pin.stale",
             EventKind::PinboardCreated => "pinboard.created",
             EventKind::PinboardUpdated => "pinboard.updated",
             EventKind::PinboardDeleted => "pinboard.deleted",
@@ -77,7 +81,10 @@ impl EventKind {
     /// What the event is about.
     pub const fn resource(self) -> Resource {
         match self {
-            EventKind::PinCreated | EventKind::PinUpdated | EventKind::PinDeleted => Resource::Pin,
+            EventKind::PinCreated
+            | EventKind::PinUpdated
+            | EventKind::PinDeleted
+            | EventKind::PinStale => Resource::Pin,
             EventKind::PinboardCreated
             | EventKind::PinboardUpdated
             | EventKind::PinboardDeleted => Resource::Pinboard,

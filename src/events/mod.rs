@@ -186,6 +186,32 @@ impl Hub {
         })
     }
 
+    /// Logs the `pin.stale` events that are due, every `check_secs`, while the hub lives
+    /// (CONTRACT.md 15). Each replica sweeps; the store hands each due pin to one of them.
+    pub fn sweep_stale_in_background(self: &Arc<Self>, check_secs: u64) {
+        /// Pins one sweep's transaction takes; a sweep goes on while it takes that many.
+        const SWEEP: i64 = 500;
+        let hub = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(check_secs));
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                let Some(hub) = hub.upgrade() else { return };
+                loop {
+                    match hub.store.sweep_stale(crate::clock::now_ms(), SWEEP).await {
+                        Ok(swept) if swept == SWEEP => continue,
+                        Ok(_) => break,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "logging stale pins");
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     /// Removes events older than the retention, every minute, while the hub lives.
     pub fn prune_in_background(self: &Arc<Self>) {
         let hub = Arc::downgrade(self);

@@ -31,6 +31,9 @@ pub struct MergePatchBody {
     /// A new key, or `null` to remove it.
     #[schemars(regex(pattern = KEY_PATTERN))]
     pub key: Option<Option<String>>,
+    /// Seconds between expected pushes, or `null` to expect none.
+    #[schemars(range(min = super::EXPECTED_MIN_SECS, max = super::EXPECTED_MAX_SECS))]
+    pub expected_every_secs: Option<Option<i64>>,
     pub metadata: Option<MergePatchMetadata>,
 }
 
@@ -50,11 +53,11 @@ pub const MEDIA_TYPE: &str = "application/merge-patch+json";
 
 /// The members of the writable document: the first four can change, not go.
 const REQUIRED: [&str; 4] = ["pin_type", "pin_config", "pin_layout", "is_public"];
-const OPTIONAL: [&str; 2] = ["key", "metadata"];
+const OPTIONAL: [&str; 3] = ["key", "expected_every_secs", "metadata"];
 const METADATA: [&str; 3] = ["title", "tags", "provenance"];
 
 /// What a pin's writable document is now: `{pin_type, pin_config, pin_layout, is_public,
-/// key, metadata: {title, tags, provenance}}`.
+/// key, expected_every_secs, metadata: {title, tags, provenance}}`.
 pub fn document(pin: &Pin) -> Result<Value> {
     let stored = |what: &str, text: &str| {
         serde_json::from_str::<Value>(text).map_err(|e| Error::internal_in(what.to_owned(), e))
@@ -70,6 +73,7 @@ pub fn document(pin: &Pin) -> Result<Value> {
         "pin_layout": pin.pin_layout,
         "is_public": pin.is_public,
         "key": pin.key,
+        "expected_every_secs": pin.expected_every_secs,
         "metadata": {"title": pin.title, "tags": pin.tags, "provenance": provenance},
     }))
 }
@@ -111,6 +115,7 @@ pub fn change(pin: &Pin, patch: &Value, limits: &Limits) -> Result<PinChange> {
     }
     members.insert("metadata".into(), Value::Object(metadata_all));
     members.entry("key").or_insert(Value::Null);
+    members.entry("expected_every_secs").or_insert(Value::Null);
     parse_body::<UpdateBody>(&Value::Object(members), "")?.into_change("", limits)
 }
 
@@ -165,6 +170,8 @@ mod tests {
             version: 3,
             created_at: 1,
             updated_at: 2,
+            expected_every_secs: None,
+            last_pushed_at: 2,
         }
     }
 

@@ -120,6 +120,29 @@ pub struct CreateBody {
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "String", regex(pattern = KEY_PATTERN))]
     pub key: Option<String>,
+    /// How often a push is expected, in seconds (10 to 2592000): past that without one, the
+    /// pin is `stale` and a `pin.stale` event is logged (CONTRACT.md 15). `null`: none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<i64>", range(min = EXPECTED_MIN_SECS, max = EXPECTED_MAX_SECS))]
+    pub expected_every_secs: Option<Option<i64>>,
+}
+
+/// The bounds of `expected_every_secs`: ten seconds to thirty days.
+pub const EXPECTED_MIN_SECS: i64 = 10;
+pub const EXPECTED_MAX_SECS: i64 = 2_592_000;
+
+fn check_expected(secs: Option<i64>, field: &str) -> Result<()> {
+    match secs {
+        Some(secs) if !(EXPECTED_MIN_SECS..=EXPECTED_MAX_SECS).contains(&secs) => {
+            Err(Error::validation(
+                field,
+                format!(
+                    "a number of seconds from {EXPECTED_MIN_SECS} to {EXPECTED_MAX_SECS}, or null"
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `PUT`/`PATCH /pins/{id}` body: only supplied fields change.
@@ -158,6 +181,10 @@ pub struct UpdateBody {
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", regex(pattern = KEY_PATTERN))]
     pub key: Option<Option<String>>,
+    /// How often a push is expected, in seconds (10 to 2592000), or `null` to expect none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<i64>", range(min = EXPECTED_MIN_SECS, max = EXPECTED_MAX_SECS))]
+    pub expected_every_secs: Option<Option<i64>>,
 }
 
 /// `metadata` of a create or update. `title: null` clears the title, `tags: null` the
@@ -418,6 +445,7 @@ impl CreateBody {
                 ..metadata
             }),
             key: Some(Some(key.to_owned())),
+            expected_every_secs: self.expected_every_secs,
         };
         let pin = self.into_pin(prefix, limits, now)?;
         let change = update.into_change(prefix, limits)?;
@@ -466,6 +494,8 @@ impl CreateBody {
         if let Some(key) = &self.key {
             check_key(key, &format!("{prefix}key"))?;
         }
+        let expected_every_secs = self.expected_every_secs.flatten();
+        check_expected(expected_every_secs, &format!("{prefix}expected_every_secs"))?;
         Ok(Pin {
             id: crate::ids::new_id("p-"),
             pin_type: pin_type.as_str().to_owned(),
@@ -482,6 +512,8 @@ impl CreateBody {
             version: 1,
             created_at: now,
             updated_at: now,
+            expected_every_secs,
+            last_pushed_at: now,
         })
     }
 }
@@ -498,6 +530,7 @@ pub struct PinChange {
     tags: Option<Vec<String>>,
     provenance: Option<Option<String>>,
     key: Option<Option<String>>,
+    expected_every_secs: Option<Option<i64>>,
 }
 
 impl UpdateBody {
@@ -539,6 +572,9 @@ impl UpdateBody {
         if let Some(Some(key)) = &self.key {
             check_key(key, &format!("{prefix}key"))?;
         }
+        if let Some(secs) = self.expected_every_secs {
+            check_expected(secs, &format!("{prefix}expected_every_secs"))?;
+        }
         let change = PinChange {
             pin_type,
             config,
@@ -548,11 +584,12 @@ impl UpdateBody {
             tags,
             provenance,
             key: self.key,
+            expected_every_secs: self.expected_every_secs,
         };
         if change.is_empty() {
             return Err(Error::validation(
                 prefix.trim_end_matches('.').to_owned(),
-                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public, key or metadata)",
+                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public, key, expected_every_secs or metadata)",
             ));
         }
         Ok(change)
@@ -576,6 +613,7 @@ impl PinChange {
             && self.tags.is_none()
             && self.provenance.is_none()
             && self.key.is_none()
+            && self.expected_every_secs.is_none()
     }
 
     /// The pin after this change: the next version, with the configuration valid for its
@@ -613,8 +651,12 @@ impl PinChange {
         if let Some(key) = &self.key {
             pin.key = key.clone();
         }
+        if let Some(secs) = self.expected_every_secs {
+            pin.expected_every_secs = secs;
+        }
         pin.version += 1;
         pin.updated_at = now.max(pin.updated_at);
+        pin.last_pushed_at = now.max(pin.last_pushed_at);
         Ok(pin)
     }
 }
@@ -642,6 +684,14 @@ pub struct PinRecord {
     pub created_at: String,
     #[schemars(extend("format" = "date-time"))]
     pub updated_at: String,
+    /// How often a push is expected, in seconds; `null`: no expectation.
+    pub expected_every_secs: Option<i64>,
+    /// The last create, update, upsert (changed or not) or append.
+    #[schemars(extend("format" = "date-time"))]
+    pub last_pushed_at: String,
+    /// Whether more than `expected_every_secs` has passed since `last_pushed_at` (always
+    /// false without an expectation).
+    pub stale: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -666,6 +716,9 @@ impl PinRecord {
             shareable_url: shareable_url(public_base, &pin.id),
             created_at: clock::iso(pin.created_at),
             updated_at: clock::iso(pin.updated_at),
+            expected_every_secs: pin.expected_every_secs,
+            last_pushed_at: clock::iso(pin.last_pushed_at),
+            stale: pin.stale_at(clock::now_ms()),
             pin_config: JsonText::stored(pin.pin_config)?,
             metadata: RecordMetadata {
                 title: pin.title,
@@ -702,6 +755,9 @@ impl PinRecord {
             shareable_url: shareable_url(public_base, &pin.id),
             created_at: clock::iso(pin.created_at),
             updated_at: clock::iso(pin.updated_at),
+            expected_every_secs: pin.expected_every_secs,
+            last_pushed_at: clock::iso(pin.last_pushed_at),
+            stale: pin.stale_at(clock::now_ms()),
         })
     }
 }

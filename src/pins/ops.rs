@@ -446,6 +446,10 @@ pub struct ListParams {
     #[serde(default)]
     #[schemars(with = "bool")]
     pub render: Option<String>,
+    /// `true`: only stale pins (an expected push overdue); `false`: only the others.
+    #[serde(default)]
+    #[schemars(with = "bool")]
+    pub stale: Option<String>,
     /// Only the pins with these keys (`?key=a&key=b`, at most `limits.batch_items`).
     #[serde(default)]
     #[schemars(length(max = BATCH_ITEMS), inner(regex(pattern = KEY_PATTERN)))]
@@ -517,6 +521,13 @@ pub async fn list(
         updated_since,
         pinboard_id: params.pinboard_id.clone(),
         keys: params.key.clone(),
+        stale: match params.stale.as_deref() {
+            None => None,
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            Some(_) => return Err(Error::validation("stale", "true or false")),
+        },
+        now: clock::now_ms(),
     };
     let keys = state.store.list_pin_keys(&who.workspace_id, &query).await?;
     let keys = Page::of(keys, limit, |key| key.seq);
@@ -543,7 +554,7 @@ pub async fn list(
 /// kept). A pin deleted between the two reads is left out; one changed between them is shown
 /// as it is now.
 async fn kept_records(state: &AppState, who: &Principal, keys: &[PinKey]) -> Result<Vec<Record>> {
-    let mut found = state.records.find(keys);
+    let mut found = state.records.find(keys, clock::now_ms());
     let missing: Vec<String> = keys
         .iter()
         .zip(&found)
@@ -555,10 +566,15 @@ async fn kept_records(state: &AppState, who: &Principal, keys: &[PinKey]) -> Res
         let pins: HashMap<&str, &Pin> = pins.iter().map(|pin| (pin.id.as_str(), pin)).collect();
         for (key, record) in keys.iter().zip(found.iter_mut()) {
             if let (None, Some(pin)) = (&record, pins.get(key.id.as_str())) {
-                let fresh = Serialized::new(&PinRecord::new(pin, state.public_base())?)?;
-                state
-                    .records
-                    .keep(&pin.id, pin.version, pin.updated_at, fresh.clone());
+                let rendered = PinRecord::new(pin, state.public_base())?;
+                let freshness = (pin.last_pushed_at, rendered.stale);
+                let fresh = Serialized::new(&rendered)?;
+                state.records.keep(
+                    &pin.id,
+                    (pin.version, pin.updated_at),
+                    freshness,
+                    fresh.clone(),
+                );
                 *record = Some(fresh);
             }
         }
@@ -670,6 +686,7 @@ pub async fn append(
         pin.pin_config = text;
         pin.version += 1;
         pin.updated_at = now.max(pin.updated_at);
+        pin.last_pushed_at = now.max(pin.last_pushed_at);
         Ok(pin)
     };
     Ok(match write_one(state, who, target, dry_run, apply).await? {

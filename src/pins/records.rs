@@ -113,6 +113,8 @@ pub struct RecordCache(Generational<Kept>);
 pub struct Kept {
     version: i64,
     updated_at: i64,
+    /// `last_pushed_at` and `stale` as the record says them.
+    freshness: (i64, bool),
     record: Record,
 }
 
@@ -128,25 +130,37 @@ impl RecordCache {
         RecordCache(Generational::new(bytes))
     }
 
-    /// The record of each key's state, where one is kept.
-    pub fn find(&self, keys: &[PinKey]) -> Vec<Option<Record>> {
+    /// The record of each key's state, where one is kept that says the same of freshness
+    /// at `now`.
+    pub fn find(&self, keys: &[PinKey], now: i64) -> Vec<Option<Record>> {
         self.0
             .find(keys.iter().map(|k| k.id.as_str()), |i, kept| {
-                keys.get(i)
-                    .is_some_and(|k| kept.version == k.version && kept.updated_at == k.updated_at)
+                keys.get(i).is_some_and(|k| {
+                    kept.version == k.version
+                        && kept.updated_at == k.updated_at
+                        && kept.freshness == k.freshness(now)
+                })
             })
             .into_iter()
             .map(|kept| kept.map(|k| k.record))
             .collect()
     }
 
-    /// Keeps `record` as the record of pin `id` at `version` and `updated_at`.
-    pub fn keep(&self, id: &str, version: i64, updated_at: i64, record: Record) {
+    /// Keeps `record` as the record of pin `id` at `version` and `updated_at`, saying
+    /// `freshness` (`last_pushed_at`, `stale`).
+    pub fn keep(
+        &self,
+        id: &str,
+        (version, updated_at): (i64, i64),
+        freshness: (i64, bool),
+        record: Record,
+    ) {
         self.0.keep(
             id,
             Kept {
                 version,
                 updated_at,
+                freshness,
                 record,
             },
         );
@@ -163,6 +177,8 @@ mod tests {
             id: id.into(),
             version,
             updated_at: 10 * version,
+            last_pushed_at: 10 * version,
+            expected_every_secs: None,
         }
     }
 
@@ -173,25 +189,30 @@ mod tests {
     #[test]
     fn a_record_is_found_only_for_its_own_state() {
         let cache = RecordCache::new(1 << 20);
-        cache.keep("p-1", 1, 10, record("one"));
-        let found = cache.find(&[key("p-1", 1), key("p-1", 2), key("p-2", 1)]);
+        cache.keep("p-1", (1, 10), (10, false), record("one"));
+        let found = cache.find(&[key("p-1", 1), key("p-1", 2), key("p-2", 1)], 0);
         assert_eq!(found[0].as_ref().map(|r| r.as_str()), Some("\"one\""));
         assert!(found[1].is_none(), "another version");
         assert!(found[2].is_none(), "another pin");
         let mut moved = key("p-1", 1);
         moved.updated_at = 11;
-        assert!(cache.find(&[moved])[0].is_none(), "another updated_at");
+        assert!(cache.find(&[moved], 0)[0].is_none(), "another updated_at");
     }
 
     #[test]
     fn memory_is_bounded_in_bytes_and_listed_records_stay() {
         // Two generations of 10,000 bytes: about 500 of these 20-byte entries each.
         let cache = RecordCache::new(20_000);
-        cache.keep("listed", 1, 10, record("listed"));
+        cache.keep("listed", (1, 10), (10, false), record("listed"));
         for i in 0..3_000 {
-            cache.keep(&format!("p-{i:05}"), 1, 10, record("xxxxxxxxx"));
+            cache.keep(
+                &format!("p-{i:05}"),
+                (1, 10),
+                (10, false),
+                record("xxxxxxxxx"),
+            );
             if i % 100 == 0 {
-                assert!(cache.find(&[key("listed", 1)])[0].is_some(), "after {i}");
+                assert!(cache.find(&[key("listed", 1)], 0)[0].is_some(), "after {i}");
             }
         }
         let kept = cache.0.generations.lock().unwrap();
@@ -214,7 +235,7 @@ mod tests {
     #[test]
     fn a_record_larger_than_a_generation_is_not_kept() {
         let cache = RecordCache::new(200);
-        cache.keep("big", 1, 10, record(&"x".repeat(150)));
-        assert!(cache.find(&[key("big", 1)])[0].is_none());
+        cache.keep("big", (1, 10), (10, false), record(&"x".repeat(150)));
+        assert!(cache.find(&[key("big", 1)], 0)[0].is_none());
     }
 }

@@ -270,6 +270,8 @@ pub type RenderedCache = Generational<KeptRender>;
 pub struct KeptRender {
     version: i64,
     updated_at: i64,
+    /// `last_pushed_at` and `stale` as the record says them.
+    freshness: (i64, bool),
     refs: Arc<[String]>,
     stamp: u64,
     /// What its templates added: it counts against each response it is served in.
@@ -300,11 +302,15 @@ pub async fn list_records(
     ws: &str,
     keys: &[PinKey],
 ) -> Result<Vec<Serialized<RenderedPin>>> {
+    let now = crate::clock::now_ms();
     let kept = state
         .rendered
         .find(keys.iter().map(|k| k.id.as_str()), |i, kept| {
-            keys.get(i)
-                .is_some_and(|k| kept.version == k.version && kept.updated_at == k.updated_at)
+            keys.get(i).is_some_and(|k| {
+                kept.version == k.version
+                    && kept.updated_at == k.updated_at
+                    && kept.freshness == k.freshness(now)
+            })
         });
     // Pins whose state was never rendered: read them to learn what they name.
     let unknown: Vec<String> = keys
@@ -382,13 +388,17 @@ pub async fn list_records(
                 let refs: Arc<[String]> = source.refs.clone().into();
                 let (resolved, rendered) = source.render(&datasets, &mut budget)?;
                 let (version, updated_at) = (resolved.pin.version, resolved.pin.updated_at);
-                let record = Serialized::new(&resolved.into_record(state.public_base())?)?;
+                let pushed = resolved.pin.last_pushed_at;
+                let rendered_record = resolved.into_record(state.public_base())?;
+                let freshness = (pushed, rendered_record.record.stale);
+                let record = Serialized::new(&rendered_record)?;
                 if rendered.whole {
                     state.rendered.keep(
                         &key.id,
                         KeptRender {
                             version,
                             updated_at,
+                            freshness,
                             refs,
                             stamp: current,
                             spent: rendered.spent,

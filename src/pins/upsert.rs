@@ -91,6 +91,10 @@ pub struct BatchUpsertBody {
     pub pins: Vec<Value>,
 }
 
+/// How fine an unchanged upsert keeps `last_pushed_at`: an expected interval is at least
+/// ten seconds, so a second's precision never turns a fed pin stale.
+const TOUCH_EVERY_MS: i64 = 1000;
+
 /// `PUT /pins/by-key/{key}`.
 pub async fn upsert(
     state: &AppState,
@@ -112,6 +116,11 @@ pub async fn upsert(
     if let Some(old) = current.into_iter().next() {
         let updated = change.apply(old.clone(), "", limits, now)?;
         if updated.same_content(&old) {
+            // Still a push: the pin is fresh again (CONTRACT.md 15). Its push time is kept
+            // to the second, so a feed repeating itself many times a second writes once.
+            if !dry_run && now.saturating_sub(old.last_pushed_at) >= TOUCH_EVERY_MS {
+                state.store.touch_pin(ws, &old.id, old.version, now).await?;
+            }
             return answer(state, Upserted::Unchanged(old), dry_run);
         }
         if dry_run {

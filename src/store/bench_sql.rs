@@ -80,7 +80,7 @@ const LIMIT_CHECK: [&str; 10] = [
     ":write_capacity",
 ];
 
-const PG_INSERT_PIN: [&str; 13] = [
+const PG_INSERT_PIN: [&str; 16] = [
     ":id",
     ":ws",
     ":pin_type",
@@ -92,6 +92,9 @@ const PG_INSERT_PIN: [&str; 13] = [
     "NULL",
     ":version",
     ":now",
+    ":now",
+    "NULL",
+    "NULL",
     ":now",
     "NULL",
 ];
@@ -149,6 +152,9 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
         ":nows",
         ":nows",
         ":nulls",
+        ":nullints",
+        ":nows",
+        ":nullints",
     ];
     assert_runs(
         "batch.sql",
@@ -176,6 +182,9 @@ fn sqlite_ceiling_runs_what_a_sqlite_create_runs() {
         ":now",
         ":now",
         ":key",
+        ":expected",
+        ":now",
+        ":due",
     ];
     assert_runs(
         "sqlite_create.sql",

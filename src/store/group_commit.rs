@@ -203,6 +203,8 @@ pub(super) mod tests {
             version: 1,
             created_at: 0,
             updated_at: 0,
+            expected_every_secs: None,
+            last_pushed_at: 0,
         }
     }
 

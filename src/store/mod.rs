@@ -26,7 +26,8 @@
 macro_rules! pin_columns {
     () => {
         "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
-         allow_comments, title, tags, provenance, version, created_at, updated_at, key"
+         allow_comments, title, tags, provenance, version, created_at, updated_at, key, \
+         expected_every_secs, last_pushed_at"
     };
 }
 
@@ -34,7 +35,8 @@ macro_rules! pin_columns {
 macro_rules! insert_pins_into {
     () => {
         "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, \
-         title, tags, provenance, version, created_at, updated_at, key)"
+         title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, \
+         last_pushed_at, stale_due_at)"
     };
 }
 
@@ -180,6 +182,8 @@ impl Store {
         fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
         fn update_pins(&self, ws: &str, ids: &[String], retention: u32, change: &mut Change<'_>) -> Result<Vec<Pin>>;
         fn update_read(&self, ws: &str, old: Pin, new: Pin, retention: u32) -> Result<Option<Pin>>;
+        fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64>;
+        fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()>;
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
         fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;

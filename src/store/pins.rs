@@ -34,6 +34,10 @@ pub struct Pin {
     pub version: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// How often a push is expected, when one is (CONTRACT.md 15).
+    pub expected_every_secs: Option<i64>,
+    /// The last create, update, upsert (changed or not) or append.
+    pub last_pushed_at: i64,
 }
 
 impl Pin {
@@ -59,6 +63,20 @@ impl Pin {
             && self.tags == other.tags
             && self.provenance == other.provenance
             && self.key == other.key
+            && self.expected_every_secs == other.expected_every_secs
+    }
+
+    /// When the pin's next `pin.stale` is due: the expected interval after its last push.
+    pub fn stale_due_at(&self) -> Option<i64> {
+        self.expected_every_secs.map(|secs| {
+            self.last_pushed_at
+                .saturating_add(secs.saturating_mul(1000))
+        })
+    }
+
+    /// Whether the expected interval has passed since the last push, at `now`.
+    pub fn stale_at(&self, now: i64) -> bool {
+        self.stale_due_at().is_some_and(|due| now > due)
     }
 
     pub fn set_sharing(&mut self, sharing: Sharing) {
@@ -83,6 +101,10 @@ pub struct PinQuery {
     pub pinboard_id: Option<String>,
     /// Only pins with one of these keys (none: any pin).
     pub keys: Vec<String>,
+    /// Only stale pins (`true`) or only fresh ones (`false`), at `now`.
+    pub stale: Option<bool>,
+    /// The time `stale` is judged at (ms).
+    pub now: i64,
 }
 
 /// One state of a pin, in a listed page: every write of a pin gives it a new version, so
@@ -94,6 +116,21 @@ pub struct PinKey {
     pub id: String,
     pub version: i64,
     pub updated_at: i64,
+    /// Freshness changes without a version (a push that changed nothing, time passing):
+    /// a kept record is the pin's only if these say the same too.
+    pub last_pushed_at: i64,
+    pub expected_every_secs: Option<i64>,
+}
+
+impl PinKey {
+    /// What a record of this state says of freshness at `now`: `last_pushed_at`, `stale`.
+    pub fn freshness(&self, now: i64) -> (i64, bool) {
+        let due = self.expected_every_secs.map(|secs| {
+            self.last_pushed_at
+                .saturating_add(secs.saturating_mul(1000))
+        });
+        (self.last_pushed_at, due.is_some_and(|due| now > due))
+    }
 }
 
 /// The first answer to an `Idempotency-Key`, replayed for retries.
@@ -143,44 +180,51 @@ pub(super) fn pin_missing(index: usize) -> Error {
 pub(super) const PIN_COLUMNS: &str = pin_columns!();
 /// A list's keys ([`PinKey`]), before its filters, order and limit.
 pub(super) const LIST_PIN_KEYS: &str =
-    "SELECT seq, id, version, updated_at FROM pins WHERE workspace_id = $1";
+    "SELECT seq, id, version, updated_at, last_pushed_at, expected_every_secs FROM pins WHERE workspace_id = $1";
 /// Copies a pin's current state into its versions before it changes.
 const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
-     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
+     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
+     expected_every_secs, last_pushed_at) \
      SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
-     title, tags, provenance, created_at, updated_at, key FROM pins WHERE id = $1";
+     title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at FROM pins WHERE id = $1";
 /// A pin's past state, from values: a grouped update stores the state it read (and found
 /// unchanged, by its version) without reading it again.
 const INSERT_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
-     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
+     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
+     expected_every_secs, last_pushed_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
-/// Sets every column of a pin (`$2` to `$14`, [`bind_pin_update`]) but its id and workspace.
+/// Sets every column of a pin (`$2` to `$17`, [`bind_pin_update`]) but its id and workspace.
 macro_rules! update_pin {
     () => {
         "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
          tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
-         allow_comments = $13, key = $14 WHERE id = $1"
+         allow_comments = $13, key = $14, expected_every_secs = $15, last_pushed_at = $16, \
+         stale_due_at = $17 WHERE id = $1"
     };
 }
 const UPDATE_PIN: &str = update_pin!();
-/// [`UPDATE_PIN`] if the pin is still at version `$15` of workspace `$16`: a grouped update's
+/// [`UPDATE_PIN`] if the pin is still at version `$18` of workspace `$19`: a grouped update's
 /// compare-and-set (no row: the pin moved on, or is gone).
-const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $15 AND workspace_id = $16");
+const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $18 AND workspace_id = $19");
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
 pub(super) const INSERT_PIN: &str = concat!(
     insert_pins_into!(),
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
 );
 /// [`INSERT_PIN`] for an upsert's new pin: when a concurrent upsert of the same key has
 /// inserted first, nothing (PostgreSQL waits for that transaction, then the upsert reads and
 /// updates the pin it made).
 const INSERT_KEYED_PIN: &str = concat!(
     insert_pins_into!(),
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
      ON CONFLICT (workspace_id, key) WHERE key IS NOT NULL DO NOTHING"
 );
+/// A push that changed nothing: the pin's push time and next due time, not its version.
+const TOUCH_PIN: &str = "UPDATE pins SET last_pushed_at = $2, \
+     stale_due_at = $2 + expected_every_secs * 1000 \
+     WHERE id = $1 AND version = $3 AND workspace_id = $4 AND last_pushed_at < $2";
 const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
 const VERSIONS: &str = concat!(
     "SELECT pin_id AS ",
@@ -212,6 +256,8 @@ pub(super) fn pin_at(row: &impl Record, first: usize) -> Result<Pin> {
         created_at: row.get(first + 12)?,
         updated_at: row.get(first + 13)?,
         key: row.get(first + 14)?,
+        expected_every_secs: row.get(first + 15)?,
+        last_pushed_at: row.get(first + 16)?,
     })
 }
 
@@ -240,6 +286,9 @@ pub(super) fn bind_new_pin<'q, C: Db>(
         .bind(pin.created_at)
         .bind(pin.updated_at)
         .bind(&pin.key)
+        .bind(pin.expected_every_secs)
+        .bind(pin.last_pushed_at)
+        .bind(pin.stale_due_at())
 }
 
 /// A list's statement before its order and limit: [`LIST_PIN_KEYS`] with the filters
@@ -269,10 +318,19 @@ pub(super) fn list_pin_keys_sql(query: &PinQuery, tag_filter: &str, key_filter: 
         sql.push_str(" AND ");
         sql.push_str(key_filter);
     }
+    match query.stale {
+        Some(true) => sql.push_str(
+            " AND expected_every_secs IS NOT NULL AND last_pushed_at + expected_every_secs * 1000 < $8",
+        ),
+        Some(false) => sql.push_str(
+            " AND (expected_every_secs IS NULL OR last_pushed_at + expected_every_secs * 1000 >= $8)",
+        ),
+        None => {}
+    }
     sql
 }
 
-/// Binds `$1` to `$7` of [`list_pin_keys_sql`] (each, whether its filter is used or not).
+/// Binds `$1` to `$8` of [`list_pin_keys_sql`] (each, whether its filter is used or not).
 pub(super) fn bind_list_query<'q, C: Db>(
     list: Statement<'q, C>,
     ws: &'q str,
@@ -285,6 +343,7 @@ pub(super) fn bind_list_query<'q, C: Db>(
         .bind(query.updated_since)
         .bind(&query.pinboard_id)
         .bind_list(&query.keys)
+        .bind(query.now)
 }
 
 /// The pin writes and reads both databases run alike. Every write is one transaction.
@@ -327,6 +386,14 @@ pub(crate) trait PinStore {
         new: Pin,
         retention: u32,
     ) -> Result<Option<Pin>>;
+    /// Logs `pin.stale` for pins whose expected push is overdue at `now` (at most `limit`),
+    /// once per lapse: the pin's due time is cleared with its event, in one transaction,
+    /// and set again by its next push. Returns how many were logged.
+    async fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64>;
+    /// Records a push that changed nothing (an upsert saying what the pin says): its
+    /// `last_pushed_at` becomes `at`, and its next lapse is counted from there. No version,
+    /// no event; nothing when the pin moved on from `version` (that write was a push too).
+    async fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()>;
     /// For each of `new` (each with a distinct key): when no pin of the workspace has its
     /// key, stores it; otherwise applies `change` to the keyed pin, writing the result only
     /// when its content differs ([`Pin::same_content`]). One transaction for all; concurrent
@@ -410,7 +477,7 @@ pub(super) async fn save_change<B: Backend>(
     NewEvent::pin(ws, EventKind::PinUpdated, new, boards, render)
 }
 
-/// Binds `$1` to `$14` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
+/// Binds `$1` to `$17` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
 fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Statement<'q, C> {
     update
         .bind(&new.id)
@@ -427,6 +494,9 @@ fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Stateme
         .bind(new.require_sign_in)
         .bind(new.allow_comments)
         .bind(&new.key)
+        .bind(new.expected_every_secs)
+        .bind(new.last_pushed_at)
+        .bind(new.stale_due_at())
 }
 
 /// How a grouped update went in its group's transaction (SQLite's loop, and PostgreSQL's
@@ -473,6 +543,8 @@ pub(super) async fn store_update<B: Backend>(
             .bind(old.created_at)
             .bind(old.updated_at)
             .bind(&old.key)
+            .bind(old.expected_every_secs)
+            .bind(old.last_pushed_at)
             .execute(&mut *tx)
             .await?;
     }
@@ -529,6 +601,56 @@ impl<B: Backend> PinStore for B {
             Outcome::Stored => Some(stored),
             _ => None,
         })
+    }
+
+    async fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64> {
+        let sql = format!(
+            "UPDATE pins SET stale_due_at = NULL WHERE id IN (SELECT id FROM pins \
+             WHERE stale_due_at <= $1 ORDER BY stale_due_at LIMIT $2{}) \
+             RETURNING workspace_id, {PIN_COLUMNS}",
+            B::SKIP_LOCKED
+        );
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
+        let rows = B::query(&sql)
+            .bind(now)
+            .bind(limit)
+            .fetch_all(&mut *tx)
+            .await?;
+        if rows.is_empty() {
+            tx.rollback().await?;
+            return Ok(0);
+        }
+        let mut events = Vec::with_capacity(rows.len());
+        let mut workspaces: Vec<String> = Vec::new();
+        for row in &rows {
+            let ws: String = row.get(0)?;
+            let pin = pin_at(row, 1)?;
+            let boards = pin_boards::<B>(&mut *tx, &pin.id).await?;
+            let mut event = NewEvent::pin(&ws, EventKind::PinStale, &pin, boards, self.render())?;
+            event.at = now;
+            events.push(event);
+            if !workspaces.contains(&ws) {
+                workspaces.push(ws);
+            }
+        }
+        B::append_events(&mut *tx, &events).await?;
+        tx.commit().await?;
+        for ws in &workspaces {
+            self.committed(ws);
+        }
+        Ok(i64::try_from(events.len()).unwrap_or(i64::MAX))
+    }
+
+    async fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()> {
+        B::query(TOUCH_PIN)
+            .bind(id)
+            .bind(at)
+            .bind(version)
+            .bind(ws)
+            .execute(&mut *self.writer().await?)
+            .await?;
+        Ok(())
     }
 
     async fn delete_pins(
@@ -625,6 +747,7 @@ impl<B: Backend> PinStore for B {
         let mut current = lock_keyed::<B>(&mut *tx, ws, &keys).await?;
         let mut done = Vec::with_capacity(new.len());
         let mut events = Vec::with_capacity(new.len());
+        let mut touched = 0;
         for (i, (pin, key)) in new.iter().zip(&keys).enumerate() {
             let old = match current.remove(key) {
                 Some(old) => old,
@@ -654,19 +777,29 @@ impl<B: Backend> PinStore for B {
             };
             let updated = change(i, old.clone())?;
             if updated.same_content(&old) {
+                // Still a push (CONTRACT.md 15): the pin is fresh again, with no new version.
+                touched += B::query(TOUCH_PIN)
+                    .bind(&old.id)
+                    .bind(updated.last_pushed_at)
+                    .bind(old.version)
+                    .bind(ws)
+                    .execute(&mut *tx)
+                    .await?;
                 done.push(Upserted::Unchanged(old));
                 continue;
             }
             events.push(save_change::<B>(&mut *tx, ws, &updated, retention, self.render()).await?);
             done.push(Upserted::Updated(updated));
         }
-        if events.is_empty() {
+        if events.is_empty() && touched == 0 {
             tx.rollback().await?;
             return Ok(done);
         }
         B::append_events(&mut *tx, &events).await?;
         tx.commit().await?;
-        self.committed(ws);
+        if !events.is_empty() {
+            self.committed(ws);
+        }
         Ok(done)
     }
 

@@ -156,6 +156,9 @@ pub(crate) trait Backend: Sync {
     /// The workspace's (`$1`) pins among the list `$2`, in id order, locked for the
     /// transaction ([`Backend::FOR_UPDATE`]).
     const LOCK_PINS: &'static str;
+    /// Ends a `SELECT` that locks the rows it reads and skips those another transaction
+    /// holds (PostgreSQL: replicas split the work; SQLite's one writer needs nothing).
+    const SKIP_LOCKED: &'static str;
     /// Removes the placements of the pins in the list `$1`.
     const UNPLACE_PINS: &'static str;
     /// Removes the workspace's (`$1`) pins in the list `$2`.

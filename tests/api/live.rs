@@ -743,6 +743,8 @@ fn assert_public_pin(pin: &Value) {
                 "pin_layout",
                 "version",
                 "updated_at",
+                "last_pushed_at",
+                "stale",
                 "metadata"
             ]
             .contains(key),

@@ -14,10 +14,12 @@ macro_rules! insert_from_arrays {
             insert_pins_into!(),
             " SELECT u.id, u.ws, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title, \
              ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, \
-             u.created_at, u.updated_at, u.key FROM UNNEST($1::text[], $2::text[], $3::text[], \
+             u.created_at, u.updated_at, u.key, u.expected_every_secs, u.last_pushed_at, u.stale_due_at \
+             FROM UNNEST($1::text[], $2::text[], $3::text[], \
              $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[], $10::int8[], \
-             $11::int8[], $12::int8[], $13::text[]) AS u (ws, id, pin_type, pin_config, pin_layout, \
-             is_public, title, tags, provenance, version, created_at, updated_at, key)"
+             $11::int8[], $12::int8[], $13::text[], $14::int8[], $15::int8[], $16::int8[]) \
+             AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, \
+             version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at)"
         )
     };
 }
@@ -26,9 +28,9 @@ pub(crate) const INSERT_PINS: &str = insert_from_arrays!();
 /// (no live claim holds the key).
 const INSERT_CLAIMED_PINS: &str = concat!(
     "WITH claim AS (INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) \
-     SELECT $1[1], $14, $15, $16, $17 ON CONFLICT (workspace_id, key) DO UPDATE SET \
+     SELECT $1[1], $17, $18, $19, $20 ON CONFLICT (workspace_id, key) DO UPDATE SET \
      request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at \
-     WHERE idempotency_keys.created_at < $18 RETURNING 1) ",
+     WHERE idempotency_keys.created_at < $21 RETURNING 1) ",
     insert_from_arrays!(),
     " WHERE EXISTS (SELECT 1 FROM claim)"
 );
@@ -78,7 +80,22 @@ pub(super) async fn insert_rows(
         .bind(rows.iter().map(|(_, p)| p.version).collect::<Vec<_>>())
         .bind(rows.iter().map(|(_, p)| p.created_at).collect::<Vec<_>>())
         .bind(rows.iter().map(|(_, p)| p.updated_at).collect::<Vec<_>>())
-        .bind(rows.iter().map(|(_, p)| p.key.clone()).collect::<Vec<_>>());
+        .bind(rows.iter().map(|(_, p)| p.key.clone()).collect::<Vec<_>>())
+        .bind(
+            rows.iter()
+                .map(|(_, p)| p.expected_every_secs)
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, p)| p.last_pushed_at)
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, p)| p.stale_due_at())
+                .collect::<Vec<_>>(),
+        );
     if let Some(claim) = claim {
         query = query
             .bind(&claim.key)

@@ -131,6 +131,7 @@ impl Backend for PgStore {
 
     const FOR_UPDATE: &'static str = " FOR UPDATE";
     const FOR_KEY_SHARE: &'static str = " FOR KEY SHARE";
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
     const LOCK_PINS: &'static str = concat!(
         "SELECT ",
         pin_columns!(),
@@ -220,6 +221,8 @@ impl Backend for PgStore {
                     id: r.try_get(1)?,
                     version: r.try_get(2)?,
                     updated_at: r.try_get(3)?,
+                    last_pushed_at: r.try_get(4)?,
+                    expected_every_secs: r.try_get(5)?,
                 })
             })
             .collect()

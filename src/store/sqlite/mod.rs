@@ -127,6 +127,7 @@ impl Backend for SqliteStore {
 
     const FOR_UPDATE: &'static str = "";
     const FOR_KEY_SHARE: &'static str = "";
+    const SKIP_LOCKED: &'static str = "";
     // `+workspace_id` keeps SQLite from walking the workspace's index (every pin of the
     // workspace) instead of looking each id up in its own.
     const LOCK_PINS: &'static str = concat!(
@@ -224,8 +225,8 @@ impl Backend for SqliteStore {
         // aggregate sorts the page through a temporary B-tree, which doubled SQLite's time
         // for a page; the rows come in order already, which this sort checks in one pass.
         let sql = format!(
-            "SELECT json_group_array(json_array(seq, id, version, updated_at)) FROM ({} \
-             ORDER BY seq DESC LIMIT $8)",
+            "SELECT json_group_array(json_array(seq, id, version, updated_at, last_pushed_at, \
+             expected_every_secs)) FROM ({} ORDER BY seq DESC LIMIT $9)",
             list_pin_keys_sql(query, tag, &Self::in_list("key", 7))
         );
         let row = bind_list_query(Self::query(&sql), ws, query)
@@ -234,17 +235,21 @@ impl Backend for SqliteStore {
             .await?
             .ok_or(sqlx::Error::RowNotFound)?;
         let page: String = Record::get(&row, 0)?;
-        let mut keys: Vec<(i64, String, i64, i64)> =
+        let mut keys: Vec<(i64, String, i64, i64, i64, Option<i64>)> =
             serde_json::from_str(&page).map_err(|e| Error::internal_in("stored page", e))?;
         keys.sort_by_key(|(seq, ..)| std::cmp::Reverse(*seq));
         Ok(keys
             .into_iter()
-            .map(|(seq, id, version, updated_at)| PinKey {
-                seq,
-                id,
-                version,
-                updated_at,
-            })
+            .map(
+                |(seq, id, version, updated_at, last_pushed_at, expected_every_secs)| PinKey {
+                    seq,
+                    id,
+                    version,
+                    updated_at,
+                    last_pushed_at,
+                    expected_every_secs,
+                },
+            )
             .collect())
     }
 }

@@ -26,6 +26,8 @@ pub(super) struct PageRow<'a>(
     i64,
     i64,
     Option<String>,
+    Option<i64>,
+    i64,
 );
 
 /// A [`PageRow`] in SQL. The stored JSON columns go in as JSON (`json(...)`), not as
@@ -34,7 +36,7 @@ pub(super) struct PageRow<'a>(
 pub(super) const PAGE_ROW: &str =
     "json_array(id, pin_type, json(pin_config), pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, json(tags), json(provenance), version, \
-     created_at, updated_at, key)";
+     created_at, updated_at, key, expected_every_secs, last_pushed_at)";
 
 impl PageRow<'_> {
     /// The pins of a page, in no particular order.
@@ -61,6 +63,8 @@ impl PageRow<'_> {
             created_at,
             updated_at,
             key,
+            expected_every_secs,
+            last_pushed_at,
         ) = self;
         Pin {
             id,
@@ -78,6 +82,8 @@ impl PageRow<'_> {
             created_at,
             updated_at,
             key,
+            expected_every_secs,
+            last_pushed_at,
         }
     }
 }
