@@ -13,6 +13,7 @@ mod cors;
 mod datasets;
 mod dry_run;
 mod errors;
+mod grouped_updates;
 mod helpers;
 mod hooks;
 mod idp;
