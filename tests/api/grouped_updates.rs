@@ -270,7 +270,7 @@ both_stores! {
         }
         let mut streams = Vec::new();
         for key in &keys {
-            let stream = Stream::open(&app, "/v1/events", key, &[]).await;
+            let stream = Stream::open(app, "/v1/events", key, &[]).await;
             assert_eq!(stream.status, 200);
             streams.push(stream);
         }
@@ -297,12 +297,12 @@ both_stores! {
         join_all(writes).await;
         for (w, (ids, key)) in pins.iter().zip(&keys).enumerate() {
             for (p, id) in ids.iter().enumerate() {
-                let stored = read(&app, key, id).await;
+                let stored = read(app, key, id).await;
                 assert_eq!(stored["version"], json!(ROUNDS + 1));
                 assert_eq!(stored["metadata"]["title"], json!(format!("ws {w} pin {p} round {ROUNDS}")));
                 // Another workspace's key doesn't see it.
                 let other = &keys[(w + 1) % WORKSPACES];
-                call(&app, other, Method::GET, &format!("/v1/pins/{id}"), None).await.expect_error(404, "NOT_FOUND", None);
+                call(app, other, Method::GET, &format!("/v1/pins/{id}"), None).await.expect_error(404, "NOT_FOUND", None);
             }
         }
         for ((stream, ids), key) in streams.iter_mut().zip(&pins).zip(&keys) {
@@ -320,7 +320,7 @@ both_stores! {
                 assert_eq!(versions, expected, "{id}: created, then each update in order");
             }
             // Nothing else came before a marker of the workspace's own.
-            let marker = call(&app, key, Method::POST, "/v1/pins", Some(&stat_cards("marker"))).await.expect(200);
+            let marker = call(app, key, Method::POST, "/v1/pins", Some(&stat_cards("marker"))).await.expect(200);
             let next = stream.next_event().await;
             assert_eq!(next.data["id"], marker.data()["pin_id"], "{next:?}");
         }
