@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""kill -9 under concurrent write load, on SQLite and on PostgreSQL (issue 22 point 3):
-every acknowledged create is readable after the restart.
+"""kill -9 under concurrent write load, on SQLite and on PostgreSQL (issue 22 point 3, issue
+35): every acknowledged create and update is readable after the restart.
 
 For each store: a fresh store (`migrate`), a key made with the CLI (`keys create`), then
 several rounds of: start `serve` (rate limits raised by settings), run concurrent writers
-(single creates, creates with an Idempotency-Key, batches of 10, every other batch keyed)
-for a moment, `kill -9` the server while requests are in flight, start it again on the same
+(single creates, creates with an Idempotency-Key, batches of 10, every other batch keyed,
+and updaters: each creates a pin of its own, then PATCHes its title in a loop) for a moment, `kill -9` the server while requests are in flight, start it again on the same
 store and check that
 - every id whose create was acknowledged (a 200 whose body named it, in any round so far)
   reads back, with the title it was sent with (POST /v1/pins/batch/get, 100 at a time);
 - every acknowledged keyed create (single or batch) sent again with the same key and body
   replays the same ids (no second write);
 - every keyed create left in doubt by the kill (sent, no answer) sent again with the same key
-  and body succeeds (a 200: replayed if it had committed, stored now if it hadn't).
+  and body succeeds (a 200: replayed if it had committed, stored now if it hadn't);
+- every updater's pin (of any round so far) is at least at the version of its last
+  acknowledged PATCH: at that version with that PATCH's title, or one further with the title
+  of the PATCH the kill left without an answer (it committed before the kill), never else.
 Prints one line per check and closes with `N passed, M failed`; exits non-zero on any
 failure (above all a lost acknowledged write).
 
@@ -88,19 +91,66 @@ class Client:
 
 class Ledger:
     """What the writers saw: acknowledged ids with their titles, acknowledged keyed creates
-    (key, body, ids) to replay, keyed creates left in doubt, and counts."""
+    (key, body, ids) to replay, keyed creates left in doubt, the updaters' pins, and counts."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.acked = {}  # id -> title
         self.keyed = []  # (path, key, raw body, [ids])
         self.doubt = []  # (path, key, raw body, [titles])
-        self.requests = {"single": 0, "keyed": 0, "batch": 0}
+        # An updater's pin: id, the last acknowledged version and title, and the title of the
+        # PATCH that had no answer (None when none).
+        self.updated = []  # [{"id", "version", "title", "in_flight"}]
+        self.requests = {"single": 0, "keyed": 0, "batch": 0, "update": 0}
         self.refused = []  # unexpected answers (not 200) while the server was up
         self.in_flight_at_kill = 0
 
 
+def updater(index, port, key, stop, ledger, tag):
+    """Creates a pin, then PATCHes its title, one request at a time, until the kill; what the
+    server acknowledged, and the title in flight at the kill, go in `ledger.updated`."""
+    client = Client(port, key)
+    title = f"{tag}-update{index}-0"
+    try:
+        status, _, answer = client.call("POST", "/v1/pins", pin_body(title))
+    except (OSError, http.client.HTTPException):
+        with ledger.lock:
+            ledger.in_flight_at_kill += 1
+        client.close()
+        return
+    if status != 200 or not answer or not answer.get("success"):
+        with ledger.lock:
+            ledger.refused.append(("/v1/pins", status, answer))
+        client.close()
+        return
+    pin = {"id": answer["data"]["pin_id"], "version": 1, "title": title, "in_flight": None}
+    with ledger.lock:
+        ledger.updated.append(pin)
+    n = 0
+    while not stop.is_set():
+        n += 1
+        title = f"{tag}-update{index}-{n}"
+        try:
+            status, _, answer = client.call("PATCH", f"/v1/pins/{pin['id']}", {"metadata": {"title": title}})
+        except (OSError, http.client.HTTPException):
+            with ledger.lock:
+                ledger.in_flight_at_kill += 1
+                pin["in_flight"] = title
+            break
+        if status != 200 or not answer or not answer.get("success"):
+            with ledger.lock:
+                ledger.refused.append((f"PATCH /v1/pins/{pin['id']}", status, answer))
+            continue
+        with ledger.lock:
+            ledger.requests["update"] += 1
+            pin["version"], pin["title"] = answer["data"]["version"], title
+    client.close()
+
+
 def writer(kind, index, port, key, stop, ledger, tag):
+    if kind == "update":
+        updater(index, port, key, stop, ledger, tag)
+        return
     client = Client(port, key)
     n = 0
     while not stop.is_set():
@@ -143,13 +193,13 @@ def writer(kind, index, port, key, stop, ledger, tag):
     client.close()
 
 
-KINDS = ["single", "keyed", "batch"]
+KINDS = ["single", "keyed", "batch", "update"]
 
 
 def load_and_kill(server, key, seconds, threads, ledger, tag):
     """Runs the writers, kills the server with SIGKILL in the middle of them, waits for them."""
     stop = threading.Event()
-    workers = [threading.Thread(target=writer, args=(KINDS[i % 3], i, server.port, key, stop, ledger, tag))
+    workers = [threading.Thread(target=writer, args=(KINDS[i % len(KINDS)], i, server.port, key, stop, ledger, tag))
                for i in range(threads)]
     for w in workers:
         w.start()
@@ -180,6 +230,36 @@ def read_back(client, acked):
             elif pin["metadata"].get("title") != acked[pin_id]:
                 wrong.append((pin_id, acked[pin_id], pin["metadata"].get("title")))
     return missing, wrong
+
+
+def check_updates(client, updated):
+    """Reads each updater's pin; returns the ones not as acknowledged (see the module's
+    docstring) and how many PATCHes in flight at the kill had committed and had not, and
+    settles the rest: a PATCH in flight that committed becomes the acknowledged state, so
+    later rounds check the pin again from there."""
+    bad, committed, lost = [], 0, 0
+    for start in range(0, len(updated), 100):
+        chunk = updated[start:start + 100]
+        status, _, answer = client.call("POST", "/v1/pins/batch/get", {"pin_ids": [p["id"] for p in chunk]})
+        if status != 200 or not answer or not answer.get("success"):
+            raise RuntimeError(f"batch/get answered {status}: {answer}")
+        found = {pin["id"]: pin for pin in answer["data"]}
+        for pin in chunk:
+            stored = found.get(pin["id"])
+            if stored is None:
+                bad.append((pin["id"], "missing"))
+                continue
+            version, title = stored["version"], stored["metadata"].get("title")
+            if version == pin["version"] and title == pin["title"]:
+                lost += pin["in_flight"] is not None
+                pin["in_flight"] = None
+            elif version == pin["version"] + 1 and pin["in_flight"] is not None and title == pin["in_flight"]:
+                committed += 1
+                pin["version"], pin["title"], pin["in_flight"] = version, title, None
+            else:
+                bad.append((pin["id"], f"acknowledged v{pin['version']} {pin['title']!r} (in flight: "
+                            f"{pin['in_flight']!r}), stored v{version} {title!r}"))
+    return bad, committed, lost
 
 
 def ids_of(path, answer):
@@ -272,6 +352,8 @@ def run_rounds(store, binary, work, env, args):
                   f"({len(ledger.doubt)} keyed); restarting")
             name = f"{store} round {round_}"
             check(f"{name}: writes acknowledged before the kill", acked_now > 0, "no create succeeded")
+            check(f"{name}: updates acknowledged before the kill", ledger.requests["update"] > requests_before["update"],
+                  "no PATCH succeeded")
             check(f"{name}: no refusal while the server was up", not ledger.refused, ledger.refused[:5])
             ledger.refused = []
             restart = time.monotonic()
@@ -283,6 +365,13 @@ def run_rounds(store, binary, work, env, args):
             check(f"{name}: all {len(ledger.acked)} acknowledged ids (every round so far) read back",
                   not missing, f"{len(missing)} lost, e.g. {missing[:10]}")
             check(f"{name}: each with the title it was created with", not wrong, wrong[:5])
+            client = Client(server.port, key)
+            bad, committed, lost = check_updates(client, ledger.updated)
+            client.close()
+            print(f"# {store} round {round_}: of the PATCHes without an answer, {committed} had committed "
+                  f"and {lost} had not")
+            check(f"{name}: all {len(ledger.updated)} updated pins (every round so far) at their last "
+                  f"acknowledged version, or one further with the PATCH in flight", not bad, bad[:5])
             fresh_keyed = ledger.keyed[keyed_before:]
             bad = parallel(fresh_keyed, 4, server.port, key, replay)
             check(f"{name}: {len(fresh_keyed)} acknowledged keyed creates replay the same ids",

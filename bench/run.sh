@@ -10,7 +10,9 @@
 # BENCH_ONLY=events only the live-events figures (REST POST /v1/pins with no viewer, then
 # the push probes and POST/s with 1,000 viewers; with dashing-js's push figures),
 # BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}),
-# BENCH_ONLY=writes only the automation writes (upserts beside GET and PATCH, appends beside PATCH).
+# BENCH_ONLY=writes only the automation writes (upserts beside GET and PATCH, appends beside PATCH),
+# BENCH_ONLY=updates only the update figures (PATCH in one workspace and in 8, beside POST and,
+# on PostgreSQL, pgbench of sql/update.sql).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events|hooks|writes) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks' and 'writes' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes' and 'updates' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -219,6 +221,10 @@ bench_store() {
     bench_writes "$store" "$base" "$key"
     return
   fi
+  if [ "$ONLY" = updates ]; then
+    bench_updates "$store" "$base" "$key"
+    return
+  fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   if [ "$ONLY" = events ]; then
@@ -264,6 +270,7 @@ bench_store() {
   line "$store.batch100_cost_in_pins (target < 5)" "$(ratio "$post_rps" "$batch_rps")" 5
   bench_hooks "$store" "$base" "$key"
   bench_writes "$store" "$base" "$key"
+  bench_updates "$store" "$base" "$key"
 
   fill_store "$store" "$base" "$key"
   read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
@@ -402,6 +409,97 @@ PY
   writes_wrote "$store" "appends to line charts" "$after" "$before"
   line "$store.append_rps (vs PATCH /v1/pins/{id} of the same 200 line charts, whole config, target >= 0.8x)" "$append_rps" "$chart_rps"
   echo "$store.append_p99_ms: ours=$append_p99 patch_pin_p99_ms=$chart_p99 config_bytes: appended=$appended_size patched=$patched_size"
+}
+
+# Updates (issue 35): 32 clients PATCH /v1/pins/{id} with a stat card whose value each request
+# changes (lua/spread.lua, the body of bench_writes' PATCH), each request to one of 200
+# stat-cards pins of a workspace of their own picked at random, against POST /v1/pins measured
+# just before on the same server; then the same over 8 workspaces (200 pins and a key each,
+# every request to a pin picked at random among the 1,600, with its workspace's key), against
+# the one-workspace figure; on PostgreSQL also against pgbench of sql/update.sql (one update's
+# statements, each update committed alone) on the first workspace's 200 pins. After each PATCH
+# run the pins must have gained at least one version per answer wrk counted: every call wrote.
+# Uses bench_store's `env` (the store's settings) to make the workspaces' keys with the CLI.
+bench_updates() {
+  local store=$1 base=$2 key=$3 w post_rps post_p99 one_rps one_p99 eight_rps eight_p99 before after
+  : >"$WORK/updates.keys"
+  for w in $(seq 0 7); do
+    env "${env[@]}" "$BIN" keys create --name updates --scopes '*' --tier team --workspace "updates-$w" >>"$WORK/updates.keys"
+  done
+  python3 - "$WORK" "$base" <<'PY' || { echo "$store: creating the updates' pins failed" >&2; exit 1; }
+import http.client, json, sys, urllib.parse
+work, base = sys.argv[1:3]
+url = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+keys = open(f"{work}/updates.keys").read().split()
+assert len(keys) == 8, keys
+pin = json.load(open(f"{work}/pin.json"))
+one, all_ = [], []
+for w, key in enumerate(keys):
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    for _ in range(2):
+        conn.request("POST", "/v1/pins/batch", json.dumps({"pins": [pin] * 100}), headers)
+        res = conn.getresponse()
+        answer = res.read()
+        assert res.status == 200, (res.status, answer[:500])
+        lines = [f"/v1/pins/{item['pin_id']} {key}\n" for item in json.loads(answer)["data"]]
+        all_ += lines
+        if w == 0:
+            one += lines
+open(f"{work}/updates_1.paths", "w").writelines(one)
+open(f"{work}/updates_8.paths", "w").writelines(all_)
+PY
+  read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  before=$(updates_versions "$base" 1)
+  read -r one_rps one_p99 <<<"$(PATHS_FILE=$WORK/updates_1.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
+  after=$(updates_versions "$base" 1)
+  writes_wrote "$store" "PATCH in one workspace" "$before" "$after"
+  before=$(updates_versions "$base" 8)
+  read -r eight_rps eight_p99 <<<"$(PATHS_FILE=$WORK/updates_8.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
+  after=$(updates_versions "$base" 8)
+  writes_wrote "$store" "PATCH in 8 workspaces" "$before" "$after"
+  line "$store.patch_pin_rps (vs POST /v1/pins, target >= 0.8x)" "$one_rps" "$post_rps"
+  line "$store.patch_pin_p99_ms (target < 20)" "$one_p99" 20
+  line "$store.patch_pin_rps_8_workspaces (vs one workspace, target >= 1x)" "$eight_rps" "$one_rps"
+  line "$store.patch_pin_p99_ms_8_workspaces (target < 20)" "$eight_p99" 20
+  echo "$store.post_pin_p99_ms: ours=$post_p99 (beside the updates)"
+  if [ "$store" = postgres ]; then
+    local url="$PG_ADMIN/corkboard_bench_$$" first key_id ws id data config update_tps
+    first=$(head -n 1 "$WORK/updates.keys")
+    read -r key_id ws <<<"$(psql -tA -F ' ' "$url" -c "SELECT id, workspace_id FROM api_keys WHERE lookup = '${first:4:12}'")"
+    id=$(head -n 1 "$WORK/updates_1.paths" | cut -d' ' -f1)
+    # The event's data: a pin record as GET returns it; the new configuration: the PATCH's.
+    data=$(curl -sf -H "Authorization: Bearer $first" "$base$id" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["data"], separators=(",", ":")))')
+    config=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["pin_config"], separators=(",", ":")).replace("@U@", "00000.0.000000"))' "$WORK/writes_patch.json")
+    before=$(updates_versions "$base" 1)
+    update_tps=$(pg_tps bench/sql/update.sql "$url" -D lookup="${first:4:12}" -D key="$key_id" -D ws="$ws" \
+      -D now="$(date +%s%3N)" -D config="$config" -D data="$data")
+    after=$(updates_versions "$base" 1)
+    # pgbench's updates that found their pin moved on (two clients on one pin) wrote nothing.
+    line "postgres.pgbench_update_versions_written (vs its transactions)" "$((after - before))" \
+      "$(python3 -c "print(round($update_tps * $DUR))")"
+    line "postgres.patch_pin_rps (vs pgbench of the same statements, target >= 0.8x)" "$one_rps" "$update_tps"
+    line "postgres.patch_pin_rps_8_workspaces (vs pgbench of one workspace's)" "$eight_rps" "$update_tps"
+  fi
+}
+
+# updates_versions BASE N: the sum of the versions of the pins of the first N workspaces of
+# bench_updates (200 each; fails unless each holds exactly those).
+updates_versions() {
+  python3 - "$WORK" "$@" <<'PY'
+import http.client, json, sys, urllib.parse
+work, base, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+url = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+versions = 0
+for key in open(f"{work}/updates.keys").read().split()[:n]:
+    conn.request("GET", "/v1/pins?limit=200", headers={"Authorization": f"Bearer {key}"})
+    res = conn.getresponse()
+    answer = json.loads(res.read())
+    assert res.status == 200 and len(answer["data"]) == 200 and not answer["pagination"]["has_more"], res.status
+    versions += sum(pin["version"] for pin in answer["data"])
+print(versions)
+PY
 }
 
 # writes_state BASE KEY NAME -> "versions bytes": the sum of the versions of the pins keyed

@@ -1,5 +1,5 @@
-//! `bench/sql/` runs, beside the service, the statements one create and one read run (pgbench
-//! on PostgreSQL, `bench/sqlite_ceiling.py` on SQLite). These tests keep them the same text:
+//! `bench/sql/` runs, beside the service, the statements one create, one read, one list, one
+//! batch and one update run (pgbench on PostgreSQL, `bench/sqlite_ceiling.py` on SQLite). These tests keep them the same text:
 //! each file's statements must equal the store's constants with every `$n` replaced by the
 //! file's value for it (a `:variable`, or the literal `NULL` pgbench can't send).
 //!
@@ -162,6 +162,56 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
             (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (postgres::insert::INSERT_PINS, &arrays),
+        ],
+    );
+}
+
+/// One update as the group commit writes it alone: its pin locked, then stored from
+/// one-element arrays, then its event appended, in one transaction.
+#[test]
+fn pgbench_update_runs_what_a_postgres_update_runs() {
+    let update = [
+        ":wss",
+        ":ids",
+        ":expected",
+        ":types",
+        ":configs",
+        ":layouts",
+        ":publics",
+        ":titles",
+        ":tags",
+        ":provenances",
+        ":versions",
+        ":nows",
+        ":edits",
+        ":sign_ins",
+        ":comments",
+        ":pin_keys",
+        ":keep_above",
+        ":expecteds",
+        ":nows",
+        ":dues",
+    ];
+    let event = [
+        ":wss",
+        ":events",
+        ":ids",
+        ":versions",
+        ":boards",
+        ":nows",
+        ":datas",
+    ];
+    assert_runs(
+        "update.sql",
+        &[
+            (FIND_KEY, &[":lookup"]),
+            (&CHECK, &LIMIT_CHECK),
+            (postgres::GET_PINS, &[":ws", ":ids"]),
+            ("BEGIN", &[]),
+            (postgres::commit::LOCK_VERSIONS, &[":wss", ":ids"]),
+            (postgres::commit::UPDATE_PINS, &update),
+            (postgres::events::APPEND_EVENTS, &event),
+            ("COMMIT", &[]),
         ],
     );
 }

@@ -14,6 +14,7 @@ mod datasets;
 mod dry_run;
 mod errors;
 mod freshness;
+mod grouped_updates;
 mod helpers;
 mod hooks;
 mod idp;

@@ -105,7 +105,7 @@ async fn commit(conn: &mut PgConnection, group: &[Job]) -> (Vec<Result<Outcome>>
 
 /// Locks the pins of a group's updates, in id order (as every write locks pins, so none
 /// can deadlock with another), and reads their versions.
-const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
+pub(crate) const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
      WHERE (workspace_id, id) IN (SELECT * FROM UNNEST($1::text[], $2::text[])) ORDER BY id FOR UPDATE";
 
 /// A group's updates from arrays, in one statement, their pins locked and still at the
@@ -113,7 +113,7 @@ const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
 /// versions beyond the retention pruned, the new state written; returns each updated pin
 /// with the boards it is placed on. (The statement's parts see the state before it, so the
 /// version saved is the one replaced, and the pruning never meets it.)
-const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], \
+pub(crate) const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], \
      $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[], $10::text[], $11::int8[], \
      $12::int8[], $13::bool[], $14::bool[], $15::bool[], $16::text[], $17::int8[], $18::int8[], \
      $19::int8[], $20::int8[]) \

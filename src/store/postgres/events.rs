@@ -24,7 +24,7 @@ const CHANNEL: &str = "corkboard_events";
 
 /// Locks the workspaces (in order, so two appends can't deadlock), then inserts the events
 /// in their order, then notifies each workspace once.
-const APPEND_EVENTS: &str = "WITH locked AS MATERIALIZED ( \
+pub(crate) const APPEND_EVENTS: &str = "WITH locked AS MATERIALIZED ( \
      SELECT pg_advisory_xact_lock(7277, hashtext(w)) FROM (SELECT DISTINCT unnest($1::text[]) AS w ORDER BY 1) ws), \
      appended AS (INSERT INTO events (workspace_id, event, resource_id, version, boards, at, data) \
      SELECT e.ws, e.event, e.id, e.version, ARRAY(SELECT jsonb_array_elements_text(e.boards::jsonb)), e.at, e.data \

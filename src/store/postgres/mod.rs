@@ -6,9 +6,9 @@
 //! Lists of strings (tags, a batch's ids) are `text[]`.
 
 mod breaker;
-mod commit;
+pub(super) mod commit;
 pub(crate) mod conn;
-mod events;
+pub(super) mod events;
 pub(super) mod insert;
 
 use std::{str::FromStr, sync::Arc, time::Duration};

@@ -1,0 +1,328 @@
+//! Single-pin updates under concurrency (issue 35): updates are decided from a read and stored
+//! in group commits by compare-and-set, so these press on what that must keep: no lost update
+//! of one pin written by many clients at once (every version and event, in order), a refused
+//! update refused alone among others, If-Match decided against the version replaced, and
+//! workspaces writing at once each seeing only their own events.
+
+use std::collections::{BTreeMap, HashSet};
+
+use futures::future::join_all;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::{both_stores, helpers::*, live::Stream};
+
+/// More past versions than the tests below make (the default keeps 20).
+const KEEP_ALL_VERSIONS: &str = "[limits]\nversion_retention = 40";
+
+/// Creates `stat_cards(title)` in the workspace of `key_of_ws` and returns its id.
+async fn new_pin(app: &TestApp, key_of_ws: &str, title: &str) -> String {
+    let body = stat_cards(title);
+    let res = call(app, key_of_ws, Method::POST, "/v1/pins", Some(&body)).await;
+    res.expect(200).data()["pin_id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// PATCH `/v1/pins/{id}` with `body` (and `If-Match`, when given) using `key`.
+async fn patch(app: &TestApp, key: &str, id: &str, body: &Value, if_match: Option<&str>) -> Resp {
+    let mut req = app
+        .client
+        .patch(format!("{}/v1/pins/{id}", app.base))
+        .bearer_auth(key)
+        .json(body);
+    if let Some(tag) = if_match {
+        req = req.header("if-match", tag);
+    }
+    app.send(req).await
+}
+
+fn title(body: &Value) -> Value {
+    json!({"metadata": {"title": body}})
+}
+
+/// The stored pin (asserting 200), read with `key`.
+async fn read(app: &TestApp, key: &str, id: &str) -> Value {
+    let res = call(app, key, Method::GET, &format!("/v1/pins/{id}"), None).await;
+    res.expect(200).data().clone()
+}
+
+/// The id of the next event on a stream of the default workspace opened now, after `write`
+/// (which must make exactly one event): a resume point before what follows.
+async fn resume_point_after(
+    app: &TestApp,
+    write: impl std::future::Future<Output = String>,
+) -> (String, String) {
+    let mut stream = event_stream(app).await;
+    let made = write.await;
+    let event = stream.next_event().await;
+    assert_eq!(event.data["id"], json!(made), "{event:?}");
+    (made, event.id.expect("an event id"))
+}
+
+/// 24 clients PATCH one pin at once, each with its own title: every one is answered 200 with
+/// its own version (2..=25), the version history holds each title once at the version its
+/// writer was answered, and the pin's events, read back from its creation, are 24
+/// `pin.updated` with versions 2..=25 in event order.
+async fn many_writers_of_one_pin(app: TestApp) {
+    const WRITERS: i64 = 24;
+    let (id, created) = resume_point_after(&app, new_pin(&app, &app.key, "start")).await;
+    let titles: Vec<String> = (0..WRITERS).map(|i| format!("writer {i}")).collect();
+    let bodies: Vec<Value> = titles.iter().map(|t| title(&json!(t))).collect();
+    let answers = join_all(
+        bodies
+            .iter()
+            .map(|body| patch(&app, &app.key, &id, body, None)),
+    )
+    .await;
+    let mut title_at: BTreeMap<i64, &str> = BTreeMap::new();
+    for (answer, sent) in answers.into_iter().zip(&titles) {
+        let answer = answer.expect(200);
+        let version = answer.data()["version"].as_i64().expect("a version");
+        let earlier = title_at.insert(version, sent);
+        assert!(
+            earlier.is_none(),
+            "version {version} answered twice ({earlier:?}, {sent})"
+        );
+    }
+    let expected: Vec<i64> = (2..=WRITERS + 1).collect();
+    assert_eq!(title_at.keys().copied().collect::<Vec<_>>(), expected);
+
+    let stored = read(&app, &app.key, &id).await;
+    assert_eq!(stored["version"], json!(WRITERS + 1));
+    assert_eq!(stored["metadata"]["title"], json!(title_at[&(WRITERS + 1)]));
+    let listed = app
+        .get(&format!("/v1/pins/{id}/versions?limit=100"))
+        .await
+        .expect(200);
+    let past: Vec<(i64, &str)> = listed
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let title = v["metadata"]["title"].as_str().unwrap_or_default();
+            (v["version"].as_i64().unwrap_or_default(), title)
+        })
+        .collect();
+    let mut expected_past: Vec<(i64, &str)> = vec![(1, "start")];
+    expected_past.extend(
+        title_at
+            .iter()
+            .filter(|(v, _)| **v <= WRITERS)
+            .map(|(v, t)| (*v, *t)),
+    );
+    expected_past.reverse();
+    assert_eq!(
+        past, expected_past,
+        "each title once, at the version its writer was answered"
+    );
+
+    let mut resumed = Stream::open(
+        &app,
+        &format!("/v1/events?pin_id={id}"),
+        &app.key,
+        &[("Last-Event-ID", &created)],
+    )
+    .await;
+    assert_eq!(resumed.status, 200);
+    let events = resumed.events(titles.len()).await;
+    let kinds: HashSet<&str> = events.iter().filter_map(|e| e.event.as_deref()).collect();
+    assert_eq!(kinds, HashSet::from(["pin.updated"]), "{events:?}");
+    let versions: Vec<i64> = events
+        .iter()
+        .map(|e| e.data["version"].as_i64().expect("a version"))
+        .collect();
+    assert_eq!(versions, expected, "events in version order");
+    for event in &events {
+        let version = event.data["version"].as_i64().unwrap_or_default();
+        assert_eq!(
+            event.data["data"]["metadata"]["title"],
+            json!(title_at[&version])
+        );
+    }
+    assert_no_event(
+        &app,
+        &mut resumed_all(&app, events.last().and_then(|e| e.id.clone())).await,
+    )
+    .await;
+}
+
+/// A stream of the default workspace resumed after `last`.
+async fn resumed_all(app: &TestApp, last: Option<String>) -> Stream {
+    let last = last.expect("an event id");
+    let stream = Stream::open(app, "/v1/events", &app.key, &[("Last-Event-ID", &last)]).await;
+    assert_eq!(stream.status, 200);
+    stream
+}
+
+mod many_writers_of_one_pin_keep_every_version_and_event {
+    use super::*;
+
+    #[tokio::test]
+    async fn sqlite() {
+        many_writers_of_one_pin(TestApp::sqlite_with(KEEP_ALL_VERSIONS).await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        crate::skip_without_postgres!();
+        many_writers_of_one_pin(TestApp::postgres_with(KEEP_ALL_VERSIONS).await).await;
+    }
+}
+
+both_stores! {
+    async fn a_taken_key_fails_alone_among_concurrent_updates(app) {
+        const PINS: usize = 30;
+        // Pin 0 holds the key; pin 7 asks for it while every pin (0 too) gets a new title.
+        let holder = call(&app, &app.key, Method::POST, "/v1/pins", Some(&with_key(stat_cards("pin 0"), "held")))
+            .await
+            .expect(200)
+            .data()["pin_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let mut ids = vec![holder.clone()];
+        for i in 1..PINS {
+            ids.push(new_pin(&app, &app.key, &format!("pin {i}")).await);
+        }
+        let (_, before) = resume_point_after(&app, new_pin(&app, &app.key, "marker")).await;
+        let bodies: Vec<Value> = (0..PINS)
+            .map(|i| match i {
+                7 => json!({"key": "held", "metadata": {"title": "took the key"}}),
+                _ => title(&json!(format!("pin {i} renamed"))),
+            })
+            .collect();
+        let answers = join_all(ids.iter().zip(&bodies).map(|(id, body)| patch(&app, &app.key, id, body, None))).await;
+        for (i, answer) in answers.into_iter().enumerate() {
+            if i == 7 {
+                answer.expect_error(409, "CONFLICT", Some("key"));
+            } else {
+                assert_eq!(answer.expect(200).data()["version"], json!(2), "pin {i}");
+            }
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let stored = read(&app, &app.key, id).await;
+            if i == 7 {
+                assert_eq!(stored["version"], json!(1), "nothing written");
+                assert_eq!(stored["metadata"]["title"], json!("pin 7"));
+                assert_eq!(stored["key"], Value::Null);
+            } else {
+                assert_eq!(stored["version"], json!(2), "pin {i}");
+                assert_eq!(stored["metadata"]["title"], json!(format!("pin {i} renamed")));
+            }
+        }
+        assert_eq!(read(&app, &app.key, &holder).await["key"], json!("held"));
+        // One event for each stored update, none for the refused one.
+        let mut resumed = resumed_all(&app, Some(before)).await;
+        let events = resumed.events(PINS - 1).await;
+        let mut updated: Vec<&str> = events.iter().filter_map(|e| e.data["id"].as_str()).collect();
+        updated.sort_unstable();
+        let mut expected: Vec<&str> = ids.iter().enumerate().filter(|(i, _)| *i != 7).map(|(_, id)| id.as_str()).collect();
+        expected.sort_unstable();
+        assert_eq!(updated, expected);
+        assert_no_event(&app, &mut resumed).await;
+    }
+
+    async fn two_updates_taking_one_free_key_at_once_one_wins(app) {
+        let one = new_pin(&app, &app.key, "one").await;
+        let two = new_pin(&app, &app.key, "two").await;
+        let body = json!({"key": "fresh"});
+        let (a, b) = tokio::join!(patch(&app, &app.key, &one, &body, None), patch(&app, &app.key, &two, &body, None));
+        let mut statuses = [a.status, b.status];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "one: {} two: {}", a.body, b.body);
+        let (winner, loser, refused) = if a.status == 200 { (&one, &two, b) } else { (&two, &one, a) };
+        refused.expect_error(409, "CONFLICT", Some("key"));
+        assert_eq!(pins_with_keys(&app, &["fresh"]).await[0]["id"], json!(winner));
+        assert_eq!(read(&app, &app.key, loser).await["version"], json!(1));
+    }
+
+    async fn concurrent_updates_with_one_if_match_one_wins(app) {
+        const WRITERS: usize = 10;
+        let id = new_pin(&app, &app.key, "start").await;
+        let bodies: Vec<Value> = (0..WRITERS).map(|i| title(&json!(format!("writer {i}")))).collect();
+        let answers = join_all(bodies.iter().map(|body| patch(&app, &app.key, &id, body, Some("\"1\"")))).await;
+        let mut winners = Vec::new();
+        for (i, answer) in answers.into_iter().enumerate() {
+            if answer.status == 200 {
+                assert_eq!(answer.expect(200).data()["version"], json!(2));
+                winners.push(i);
+            } else {
+                answer.expect_error(412, "PRECONDITION_FAILED", None);
+            }
+        }
+        assert_eq!(winners.len(), 1, "exactly one 200: {winners:?}");
+        let stored = read(&app, &app.key, &id).await;
+        assert_eq!(stored["version"], json!(2));
+        assert_eq!(stored["metadata"]["title"], json!(format!("writer {}", winners[0])));
+    }
+
+    async fn workspaces_updating_at_once_store_all_and_see_only_their_own_events(app) {
+        const WORKSPACES: usize = 8;
+        const PINS: usize = 3;
+        const ROUNDS: usize = 4;
+        let app = &app;
+        let mut keys = Vec::new();
+        for w in 0..WORKSPACES {
+            keys.push(app.key_in(&format!("grouped-{w}"), "*").await);
+        }
+        let mut streams = Vec::new();
+        for key in &keys {
+            let stream = Stream::open(app, "/v1/events", key, &[]).await;
+            assert_eq!(stream.status, 200);
+            streams.push(stream);
+        }
+        // Every pin of every workspace is written at once; each pin's own writes in turn.
+        let pins: Vec<Vec<String>> = join_all(keys.iter().enumerate().map(|(w, key)| async move {
+            let mut ids = Vec::new();
+            for p in 0..PINS {
+                ids.push(new_pin(app, key, &format!("ws {w} pin {p}")).await);
+            }
+            ids
+        }))
+        .await;
+        let writes = pins.iter().zip(&keys).enumerate().flat_map(|(w, (ids, key))| {
+            ids.iter().enumerate().map(move |(p, id)| {
+                async move {
+                    for round in 1..=ROUNDS {
+                        let body = title(&json!(format!("ws {w} pin {p} round {round}")));
+                        let answer = patch(app, key, id, &body, None).await.expect(200);
+                        assert_eq!(answer.data()["version"], json!(round + 1));
+                    }
+                }
+            })
+        });
+        join_all(writes).await;
+        for (w, (ids, key)) in pins.iter().zip(&keys).enumerate() {
+            for (p, id) in ids.iter().enumerate() {
+                let stored = read(app, key, id).await;
+                assert_eq!(stored["version"], json!(ROUNDS + 1));
+                assert_eq!(stored["metadata"]["title"], json!(format!("ws {w} pin {p} round {ROUNDS}")));
+                // Another workspace's key doesn't see it.
+                let other = &keys[(w + 1) % WORKSPACES];
+                call(app, other, Method::GET, &format!("/v1/pins/{id}"), None).await.expect_error(404, "NOT_FOUND", None);
+            }
+        }
+        for ((stream, ids), key) in streams.iter_mut().zip(&pins).zip(&keys) {
+            let events = stream.events(PINS * (ROUNDS + 1)).await;
+            for event in &events {
+                assert!(ids.iter().any(|id| event.data["id"] == json!(id)), "another workspace's event: {event:?}");
+            }
+            for id in ids {
+                let versions: Vec<i64> = events
+                    .iter()
+                    .filter(|e| e.data["id"] == json!(id))
+                    .filter_map(|e| e.data["version"].as_i64())
+                    .collect();
+                let expected: Vec<i64> = (1..=i64::try_from(ROUNDS).unwrap() + 1).collect();
+                assert_eq!(versions, expected, "{id}: created, then each update in order");
+            }
+            // Nothing else came before a marker of the workspace's own.
+            let marker = call(app, key, Method::POST, "/v1/pins", Some(&stat_cards("marker"))).await.expect(200);
+            let next = stream.next_event().await;
+            assert_eq!(next.data["id"], marker.data()["pin_id"], "{next:?}");
+        }
+    }
+}
