@@ -90,7 +90,10 @@ pub fn discriminated(
     property: &str,
     variants: Vec<Variant>,
 ) -> Schema {
-    let prefix = generator.settings().definitions_path.clone();
+    // As schemars writes its references: `#`, the definitions' JSON pointer, `/`, the name.
+    let path = &generator.settings().definitions_path;
+    let path = path.strip_prefix('#').unwrap_or(path);
+    let prefix = format!("#{}/", path.strip_suffix('/').unwrap_or(path));
     let mut one_of = Vec::new();
     let mut mapping = serde_json::Map::new();
     for variant in variants {
