@@ -25,8 +25,8 @@ use crate::{
     app::AppState,
     auth::{authorize, Access, Principal, Scope},
     error::{Error, Result},
-    events::{EventKind, Filter, FrameData, Resume},
-    wire::body::non_null,
+    events::{EventKind, Filter, FrameData, Resume, RETRY_MS},
+    wire::body::{non_null, NO_NUL},
 };
 
 /// Every event name a stream can carry (the `type` filter's values).
@@ -109,18 +109,19 @@ impl OperationOutput for EventStream {
         ctx: &mut GenContext,
         _: &mut Operation,
     ) -> Vec<(Option<u16>, AideResponse)> {
-        let event = ctx.schema.subschema_for::<FrameData<'static>>();
+        let frames = frames_schema(ctx);
         let stream = AideResponse {
             description: "`text/event-stream`: a `retry:` hint, then one frame per event \
                 (`id:` increasing, `event:` its name, `data:` one line of JSON, the `Event` \
                 schema), `: keep-alive` comments when idle, and `event: reset` first when \
-                `Last-Event-ID` is unknown or older than the log keeps"
+                `Last-Event-ID` is unknown or older than the log keeps. The schema is that \
+                of one frame, its fields named as in the SSE format (`data` parsed as JSON)."
                 .to_owned(),
             content: [(
                 "text/event-stream".to_owned(),
                 MediaType {
                     schema: Some(aide::openapi::SchemaObject {
-                        json_schema: event,
+                        json_schema: frames,
                         example: None,
                         external_docs: None,
                     }),
@@ -133,6 +134,61 @@ impl OperationOutput for EventStream {
         };
         vec![(Some(200), stream)]
     }
+}
+
+/// The frames of a stream, one variant each: the `retry:` hint, an event, the `reset`
+/// that replaces a backlog it can't send, and the `: keep-alive` comment of an idle
+/// stream.
+fn frames_schema(ctx: &mut GenContext) -> schemars::Schema {
+    let event = ctx.schema.subschema_for::<FrameData<'static>>();
+    schemars::json_schema!({
+        "oneOf": [
+            {
+                "title": "retry",
+                "description": "First: how long to wait before reconnecting, in milliseconds.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["retry"],
+                "properties": { "retry": { "const": RETRY_MS } },
+            },
+            {
+                "title": "event",
+                "description": "A change: `id:` the event's id (send it back as `Last-Event-ID`), `event:` its name, `data:` the `Event`.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["id", "event", "data"],
+                "properties": {
+                    "id": { "type": "string", "pattern": "^[0-9]{1,19}$" },
+                    "event": { "enum": EventKind::NAMES },
+                    "data": event,
+                },
+            },
+            {
+                "title": "reset",
+                "description": "Sent first when `Last-Event-ID` is unknown or older than the log keeps (no id): read the state again, then follow the stream.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["event", "data"],
+                "properties": {
+                    "event": { "const": "reset" },
+                    "data": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["reason"],
+                        "properties": { "reason": { "type": "string", "pattern": NO_NUL } },
+                    },
+                },
+            },
+            {
+                "title": "keep-alive",
+                "description": "A comment line, `: keep-alive`, every `events.heartbeat_secs` of an idle stream.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["comment"],
+                "properties": { "comment": { "const": "keep-alive" } },
+            },
+        ],
+    })
 }
 
 /// The stream's query: `pin_id`, `pinboard_id` and `type` (each repeatable; a list means

@@ -19,6 +19,7 @@ mod pins;
 mod query;
 mod roles;
 mod share;
+mod text_rule;
 
 pub use json::{ApiJson, PatchBody};
 pub use path::{

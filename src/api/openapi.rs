@@ -42,7 +42,8 @@ Every error is the envelope `{success: false, error: {code, message, details?}}`
 authenticated response carries the `X-RateLimit-*` headers. The schemas state every rule \
 JSON Schema can; the rules it can't (between fields, or on stored state) are in the \
 descriptions, with the status they answer. No text anywhere in a request may contain \
-U+0000 (400 `VALIDATION_FAILED`).";
+U+0000 (400 `VALIDATION_FAILED`): every string schema states it as a `pattern`, and \
+`JsonValue` (any JSON value) at every depth.";
 
 fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
     doc.info(Info {
@@ -98,6 +99,7 @@ pub fn describe(
     let mut value = serde_json::to_value(&api).unwrap_or_default();
     crate::pin_types::tidy_descriptions(&mut value);
     add_response_headers(&mut value);
+    super::text_rule::state(&mut value);
     state_limits(&mut value, limits);
     let _ = document.set(Bytes::from(value.to_string()));
     router

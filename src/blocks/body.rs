@@ -12,11 +12,12 @@ use std::collections::BTreeSet;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::pin_types::rules::{join, max_bytes, max_chars, web_url, MAX_URL_CHARS};
 use crate::pin_types::ConfigError;
 use crate::templates::{self, holds, Op, Renderer};
+use crate::wire::body::{discriminated, Variant};
 use crate::{Error, Result};
 
 /// How deep conditionals nest: a top-level conditional is at depth 1, one inside its
@@ -392,27 +393,99 @@ pub struct Condition {
     pub value: Option<Value>,
 }
 
-/// A block inside a conditional's branch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A block inside a conditional's branch. Its schema is one variant per [`BlockType`]
+/// ([`typed_bodies`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockBody {
     /// The kind of block.
     pub block_type: BlockType,
     /// Its configuration, the schema of `block_type`.
-    #[schemars(schema_with = "config_schema")]
     pub config: Value,
 }
 
-/// The schema of a block `config` of any type, for the API description: one of the four
-/// types' schemas (each a component of its own). Which one applies is given by
-/// `block_type`; [`check`] enforces what a schema cannot (URL schemes, nesting depth).
+impl JsonSchema for BlockBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BlockBody".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        typed_bodies(generator, "Block", None)
+    }
+}
+
+/// The schema of a `config` of `block_type`.
+pub fn config_of(generator: &mut SchemaGenerator, block_type: BlockType) -> Schema {
+    match block_type {
+        BlockType::Markdown => generator.subschema_for::<MarkdownConfig>(),
+        BlockType::Image => generator.subschema_for::<ImageConfig>(),
+        BlockType::Code => generator.subschema_for::<CodeConfig>(),
+        BlockType::Conditional => generator.subschema_for::<ConditionalConfig>(),
+    }
+}
+
+/// The schema of a block body `{block_type, config}` (plus `extra`, a property name and
+/// its schema): one variant per block type, named `<Type><suffix>`
+/// (`MarkdownBlock`), whose `config` is that type's schema, with a discriminator on
+/// `block_type`. [`check`] enforces what a schema cannot (URL schemes, nesting depth).
+pub fn typed_bodies(
+    generator: &mut SchemaGenerator,
+    suffix: &str,
+    extra: Option<(&str, Value)>,
+) -> Schema {
+    let variants = BlockType::ALL
+        .into_iter()
+        .map(|block_type| {
+            let name = block_type.as_str();
+            let mut properties = Map::new();
+            properties.insert("block_type".into(), json!({ "const": name }));
+            properties.insert("config".into(), config_of(generator, block_type).to_value());
+            if let Some((key, schema)) = &extra {
+                properties.insert((*key).to_owned(), schema.clone());
+            }
+            let title = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
+            Variant {
+                value: name,
+                name: format!("{title}{suffix}"),
+                schema: json_schema!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["block_type", "config"],
+                    "properties": properties,
+                }),
+            }
+        })
+        .collect();
+    discriminated(generator, "block_type", variants)
+}
+
+/// The rule of an update that sends both `block_type` and `config`: the config is of that
+/// type (one `if`/`then` per type). A config sent alone is checked against the stored
+/// type, which no schema can see.
+pub fn config_by_type(generator: &mut SchemaGenerator) -> Value {
+    let rules: Vec<Value> = BlockType::ALL
+        .into_iter()
+        .map(|block_type| {
+            json!({
+                "if": {
+                    "properties": { "block_type": { "const": block_type.as_str() } },
+                    "required": ["block_type", "config"],
+                },
+                "then": { "properties": { "config": config_of(generator, block_type) } },
+            })
+        })
+        .collect();
+    rules.into()
+}
+
+/// The schema of a block `config` of any type: one of the four types' schemas. Which one
+/// applies is given by `block_type`, which the body's schema states where it is sent
+/// with the config ([`typed_bodies`], [`config_by_type`]).
 pub fn config_schema(generator: &mut SchemaGenerator) -> Schema {
-    let any_of = [
-        generator.subschema_for::<MarkdownConfig>(),
-        generator.subschema_for::<ImageConfig>(),
-        generator.subschema_for::<CodeConfig>(),
-        generator.subschema_for::<ConditionalConfig>(),
-    ];
+    let any_of: Vec<Schema> = BlockType::ALL
+        .into_iter()
+        .map(|block_type| config_of(generator, block_type))
+        .collect();
     json_schema!({
         "description": "The configuration of the block's `block_type`.",
         "anyOf": any_of,
@@ -922,6 +995,13 @@ mod tests {
         let schema = config_schema(&mut generator);
         let any_of = schema.get("anyOf").and_then(Value::as_array).map(Vec::len);
         assert_eq!(any_of, Some(4));
+        let bodies = typed_bodies(&mut generator, "Block", None);
+        let one_of = bodies.get("oneOf").and_then(Value::as_array).map(Vec::len);
+        assert_eq!(one_of, Some(4));
+        assert_eq!(
+            bodies.get("discriminator").map(|d| &d["mapping"]["image"]),
+            Some(&json!("#/$defs/ImageBlock"))
+        );
         let defs = generator.definitions();
         for name in [
             "MarkdownConfig",
@@ -929,6 +1009,7 @@ mod tests {
             "CodeConfig",
             "ConditionalConfig",
             "BlockBody",
+            "CodeBlock",
         ] {
             assert!(defs.contains_key(name), "{name}");
         }

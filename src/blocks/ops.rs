@@ -2,9 +2,9 @@
 //! Every write goes through [`crate::store::Store::write_blocks`], which commits the blocks
 //! with their pin's new version and its `pin.updated` event.
 
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::body::{self, BlockType};
 use crate::{
@@ -15,50 +15,98 @@ use crate::{
     pins::ops::reads_datasets,
     store::{Block, JsonText},
     templates::Renderer,
-    wire::{
-        body::{non_empty, present},
-        Deleted,
-    },
+    wire::{body::present, Deleted},
 };
 
 /// Most blocks one pin may have.
 pub const MAX_BLOCKS: usize = 100;
 
-/// `POST /pins/{id}/blocks` body.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// `POST /pins/{id}/blocks` body. Its schema is one variant per block type
+/// (`body::typed_bodies`).
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = serde_json::json!({"block_type": "markdown", "config": {"text": "Total: **{{sales.total}}**"}}))]
 pub struct CreateBlockBody {
     pub block_type: BlockType,
-    /// `markdown {text}`, `image {url, alt?}`, `code {language, code}`, or
-    /// `conditional {if: {var, op, value?}, then: [{block_type, config}], else?: [...]}`:
-    /// the schema of `block_type` (else 400), image URLs http(s), conditionals nested at
-    /// most 4 deep.
-    #[schemars(schema_with = "body::config_schema")]
     pub config: Value,
-    /// Index to insert at (0 = first), at most the number of blocks the pin has (else
-    /// 400); without it, last. A pin has at most 100 blocks (else 400).
     #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "i64", range(min = 0, max = MAX_BLOCKS - 1))]
     pub position: Option<i64>,
+}
+
+/// A block `position`: an index of the pin's blocks.
+fn position_schema(description: &str) -> Value {
+    json!({
+        "description": description,
+        "type": "integer",
+        "minimum": 0,
+        "maximum": MAX_BLOCKS - 1,
+    })
+}
+
+impl JsonSchema for CreateBlockBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateBlockBody".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let position = position_schema(
+            "Index to insert at (0 = first), at most the number of blocks the pin has (else \
+             400); without it, last. A pin has at most 100 blocks (else 400).",
+        );
+        let mut schema = body::typed_bodies(generator, "BlockCreate", Some(("position", position)));
+        schema.insert(
+            "description".into(),
+            "`POST /pins/{id}/blocks` body: `config` of the `block_type` (`markdown {text}`, \
+             `image {url, alt?}`, `code {language, code}`, or `conditional {if: {var, op, \
+             value?}, then: [{block_type, config}], else?: [...]}`); image URLs http(s) and \
+             conditionals nested at most 4 deep (else 400)."
+                .into(),
+        );
+        schema.insert(
+            "examples".into(),
+            json!([{"block_type": "markdown", "config": {"text": "Total: **{{sales.total}}**"}}]),
+        );
+        schema
+    }
 }
 
 /// `PUT`/`PATCH /pins/{id}/blocks/{blockId}` body: only the fields sent change, at least
 /// one (`config` replaces the config; a new `block_type` needs a config valid for it, sent
 /// or stored; `position` moves the block, to at most the last index).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schemars(transform = non_empty)]
 pub struct UpdateBlockBody {
     #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "BlockType")]
     pub block_type: Option<BlockType>,
     #[serde(default, deserialize_with = "present")]
-    #[schemars(schema_with = "body::config_schema")]
     pub config: Option<Value>,
     #[serde(default, deserialize_with = "present")]
-    #[schemars(with = "i64", range(min = 0, max = MAX_BLOCKS - 1))]
     pub position: Option<i64>,
+}
+
+impl JsonSchema for UpdateBlockBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "UpdateBlockBody".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "`PUT`/`PATCH /pins/{id}/blocks/{blockId}` body: only the fields \
+                sent change, at least one. `config` replaces the config: of `block_type` when \
+                both are sent, else of the stored type (400); a new `block_type` alone needs \
+                the stored config to be valid for it (400).",
+            "type": "object",
+            "additionalProperties": false,
+            "minProperties": 1,
+            "properties": {
+                "block_type": generator.subschema_for::<BlockType>(),
+                "config": body::config_schema(generator),
+                "position": position_schema(
+                    "The block's new index, at most the last one (else 400).",
+                ),
+            },
+            "allOf": body::config_by_type(generator),
+        })
+    }
 }
 
 /// `PUT /pins/{id}/blocks/order` body.

@@ -7,16 +7,16 @@ pub mod ops;
 
 pub use named::DataWrite;
 
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::{
     clock,
     error::{Error, Result},
     pinboards::{check_description, DESCRIPTION_CHARS},
     store::{Dataset, JsonText},
-    wire::body::{any_value, non_empty, nullable, present},
+    wire::body::{any_value, discriminated, non_empty, nullable, present, Variant},
 };
 
 /// Largest serialised `data` of a dataset (1 MiB).
@@ -42,6 +42,14 @@ impl Format {
         }
     }
 
+    /// The name of the format's variants in the API description (`CreateJsonDataset`).
+    fn title(self) -> &'static str {
+        match self {
+            Format::Json => "Json",
+            Format::Markdown => "Markdown",
+        }
+    }
+
     fn parse(text: &str) -> Result<Format> {
         match text {
             "json" => Ok(Format::Json),
@@ -51,37 +59,63 @@ impl Format {
     }
 }
 
-/// `POST /datasets` body.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// `POST /datasets` body. Its schema is one variant per [`Format`] ([`create_schema`]).
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[schemars(
-    example = serde_json::json!({"name": "sales", "format": "json", "data": {"total": 1250, "regions": [{"name": "EU", "total": 700}]}}),
-    transform = markdown_is_text
-)]
 pub struct CreateDatasetBody {
-    /// Unique in the workspace (409 otherwise); what templates name (`{{sales.total}}`).
-    #[schemars(regex(pattern = NAME_PATTERN))]
     pub name: String,
     pub format: Format,
-    /// Any JSON value for `json`; a string for `markdown`. At most 1 MiB serialised (else
-    /// 400).
-    #[schemars(schema_with = "any_value")]
     pub data: Value,
     #[serde(default)]
-    #[schemars(length(max = DESCRIPTION_CHARS))]
     pub description: Option<String>,
 }
 
-/// A create body of format `markdown` carries its text as a string `data`.
-fn markdown_is_text(schema: &mut schemars::Schema) {
-    schema.insert(
-        "if".into(),
-        serde_json::json!({"properties": {"format": {"const": "markdown"}}, "required": ["format"]}),
-    );
-    schema.insert(
-        "then".into(),
-        serde_json::json!({"properties": {"data": {"type": "string"}}}),
-    );
+impl JsonSchema for CreateDatasetBody {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CreateDatasetBody".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let variants = [
+            (
+                Format::Json,
+                json!({"description": "Any JSON value, at most 1 MiB serialised (else 400)."}),
+            ),
+            (
+                Format::Markdown,
+                json!({"type": "string", "description": "The markdown text, at most 1 MiB serialised (else 400)."}),
+            ),
+        ];
+        let variants = variants
+            .into_iter()
+            .map(|(format, data)| Variant {
+                value: format.as_str(),
+                name: format!("Create{}Dataset", format.title()),
+                schema: json_schema!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["name", "format", "data"],
+                    "properties": {
+                        "name": {
+                            "description": "Unique in the workspace (409 otherwise); what templates name (`{{sales.total}}`).",
+                            "type": "string",
+                            "pattern": NAME_PATTERN,
+                        },
+                        "format": { "const": format.as_str() },
+                        "data": data,
+                        "description": { "type": ["string", "null"], "maxLength": DESCRIPTION_CHARS },
+                    },
+                }),
+            })
+            .collect();
+        let mut schema = discriminated(generator, "format", variants);
+        schema.insert("description".into(), "`POST /datasets` body: `data` is any JSON value for a `json` dataset, a string for a `markdown` one.".into());
+        schema.insert(
+            "examples".into(),
+            json!([{"name": "sales", "format": "json", "data": {"total": 1250, "regions": [{"name": "EU", "total": 700}]}}]),
+        );
+        schema
+    }
 }
 
 /// `PUT`/`PATCH /datasets/{id}` body: only the fields sent change. With `PATCH`, `data` is
@@ -91,24 +125,39 @@ fn markdown_is_text(schema: &mut schemars::Schema) {
 #[serde(deny_unknown_fields)]
 #[schemars(
     example = serde_json::json!({"data": {"total": 1300}}),
-    transform = non_empty
+    transform = non_empty,
+    transform = markdown_is_text
 )]
 pub struct UpdateDatasetBody {
     /// Unique in the workspace (409 otherwise).
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "String", regex(pattern = NAME_PATTERN))]
     pub name: Option<String>,
-    /// A new format needs `data` of that format (else 400).
+    /// A new format needs `data` of that format (else 400): the schema says so when both
+    /// are sent; without `data`, the stored data must be of the new format.
     #[serde(default, deserialize_with = "present")]
     #[schemars(with = "Format")]
     pub format: Option<Format>,
-    /// A string for a `markdown` dataset (else 400); at most 1 MiB serialised.
+    /// A string for a `markdown` dataset (else 400: the schema says so when `format` is
+    /// sent; without it, the stored format decides); at most 1 MiB serialised.
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(schema_with = "any_value")]
     pub data: Option<Option<Value>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<String>", length(max = DESCRIPTION_CHARS))]
     pub description: Option<Option<String>>,
+}
+
+/// An update that sends `format: markdown` and `data` carries the text as a string.
+fn markdown_is_text(schema: &mut Schema) {
+    schema.insert(
+        "if".into(),
+        json!({"properties": {"format": {"const": "markdown"}}, "required": ["format", "data"]}),
+    );
+    schema.insert(
+        "then".into(),
+        json!({"properties": {"data": {"type": "string"}}}),
+    );
 }
 
 /// Whether `name` matches [`NAME_PATTERN`].

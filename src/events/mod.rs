@@ -35,7 +35,7 @@ use crate::{
 pub(crate) use feed::Feed;
 pub(crate) use frame::{Frame, FrameData};
 pub use kind::{EventKind, Resource};
-pub use stream::{Filter, Resume};
+pub use stream::{Filter, Resume, RETRY_MS};
 
 /// `[events]` settings.
 #[derive(Clone, Debug, Deserialize, Serialize)]

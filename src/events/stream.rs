@@ -21,7 +21,7 @@ use crate::{
 };
 
 /// The reconnection delay offered to clients (`retry:`), ms.
-const RETRY_MS: u32 = 2000;
+pub const RETRY_MS: u32 = 2000;
 /// Events of the log read at a time while catching up.
 const BACKLOG_PAGE: i64 = 500;
 

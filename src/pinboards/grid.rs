@@ -1,7 +1,8 @@
 //! The 12-column grid of a board: positions as clients send them (checked with exact field
 //! paths), overlaps, and the first free slot for a pin placed without coordinates.
 
-use serde_json::Value;
+use schemars::Schema;
+use serde_json::{json, Value};
 
 use crate::{
     error::{Error, Result},
@@ -35,6 +36,39 @@ pub struct PositionInput {
     w: Option<i64>,
     #[schemars(range(min = 1, max = MAX_H), transform = non_null)]
     h: Option<i64>,
+}
+
+/// `x + w <= 12` as JSON Schema, for each `x`: a `w` that is sent fits beside it. What a
+/// `w` that is not sent stands for is the caller's to add ([`placed_in_the_grid`]); on a
+/// move it is the stored one, which no schema can see (400 at `position.x`).
+fn width_rule(schema: &mut Schema, default_w: Option<i64>) {
+    let rules: Vec<Value> = (0..COLUMNS)
+        .map(|x| {
+            let mut then = json!({ "properties": { "w": { "maximum": COLUMNS - x } } });
+            if default_w.is_some_and(|w| x + w > COLUMNS) {
+                then["required"] = json!(["w"]);
+            }
+            json!({ "if": { "properties": { "x": { "const": x } }, "required": ["x"] }, "then": then })
+        })
+        .collect();
+    schema.insert("allOf".into(), rules.into());
+}
+
+/// The schema rules of a new placement's `position`: `x` and `y` come together, and
+/// `x + w <= 12` where a `w` not sent is [`DEFAULT_W`].
+pub fn placed_in_the_grid(schema: &mut Schema) {
+    schema.insert(
+        "dependentRequired".into(),
+        json!({ "x": ["y"], "y": ["x"] }),
+    );
+    width_rule(schema, Some(DEFAULT_W));
+}
+
+/// The schema rules of a move's `position`: at least one coordinate, and `x + w <= 12`
+/// when both are sent.
+pub fn moved_in_the_grid(schema: &mut Schema) {
+    schema.insert("minProperties".into(), 1.into());
+    width_rule(schema, None);
 }
 
 fn coordinate(value: &Value, field: &str, min: i64, max: i64) -> Result<i64> {

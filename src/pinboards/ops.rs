@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    grid::{Move, PositionInput, Wanted},
+    grid::{moved_in_the_grid, placed_in_the_grid, Move, PositionInput, Wanted},
     BoardRecord, BoardWithPins, CreateBoardBody, UpdateBoardBody,
 };
 use crate::{
@@ -102,7 +102,7 @@ pub struct PlaceBody {
     /// Where to put the pin; without it (or `null`, or with only `w`/`h`), the first free
     /// slot, 3x2 unless `w`/`h` say otherwise.
     #[serde(default)]
-    #[schemars(with = "Option<PositionInput>")]
+    #[schemars(with = "Option<PositionInput>", transform = placed_in_the_grid)]
     pub position: Option<Value>,
 }
 
@@ -111,7 +111,7 @@ pub struct PlaceBody {
 #[serde(deny_unknown_fields)]
 pub struct MoveBody {
     /// The new place or size; omitted coordinates keep their current value.
-    #[schemars(with = "PositionInput")]
+    #[schemars(with = "PositionInput", transform = moved_in_the_grid)]
     pub position: Value,
 }
 

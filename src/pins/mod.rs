@@ -49,14 +49,18 @@ pub const SOURCE_TYPE_CHARS: usize = 64;
 /// Longest source `ref`, in characters.
 pub const SOURCE_REF_CHARS: usize = 2000;
 /// A name or title that must not be blank holds a character other than a space, tab or
-/// line break ([`is_blank`]); as a schema `pattern` (which matches anywhere in the text).
-pub const NOT_BLANK: &str = "[^ \\t\\n\\r]";
+/// line break ([`is_blank`]); as a schema `pattern`, which also refuses U+0000 (as every
+/// text is refused with it).
+pub const NOT_BLANK: &str = "^[^\\x00]*[^ \\t\\n\\r\\x00][^\\x00]*$";
 
 /// Whether `text` is only spaces, tabs and line breaks (what [`NOT_BLANK`] refuses).
 pub fn is_blank(text: &str) -> bool {
     text.bytes()
         .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
+
+/// A provenance's `trace_pin_id`: a pin id (`p-...`), with no U+0000 in it.
+pub const TRACE_PIN_PATTERN: &str = "^p-[^\\x00]*$";
 
 /// A pin's `key` (CONTRACT.md 14): the caller's own name for it, unique in the workspace.
 pub const KEY_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$";
@@ -220,7 +224,7 @@ pub struct Provenance {
     pub updated_by: Option<String>,
     /// A pin id (`p-...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = PROVENANCE_CHARS), regex(pattern = "^p-"))]
+    #[schemars(length(max = PROVENANCE_CHARS), regex(pattern = TRACE_PIN_PATTERN))]
     pub trace_pin_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = SOURCES))]

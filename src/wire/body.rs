@@ -24,6 +24,11 @@ pub fn parse_body<T: serde::de::DeserializeOwned>(value: &Value, prefix: &str) -
     })
 }
 
+/// Text without U+0000, which no request may carry anywhere (CONTRACT.md 1): the pattern
+/// the API description gives every string schema without one of its own
+/// (`api::text_rule`).
+pub const NO_NUL: &str = "^[^\\x00]*$";
+
 /// Any JSON value: the schema `{}` (which many OpenAPI tools read where they refuse `true`).
 pub fn any_value(_: &mut SchemaGenerator) -> Schema {
     schemars::json_schema!({})
@@ -64,4 +69,43 @@ where
 /// nothing is refused.
 pub fn non_empty(schema: &mut Schema) {
     schema.insert("minProperties".into(), 1.into());
+}
+
+/// One variant of a body whose shape depends on one of its fields (a dataset's `data` on
+/// its `format`, a block's `config` on its `block_type`).
+pub struct Variant {
+    /// The field's value that selects this variant.
+    pub value: &'static str,
+    /// The variant's component name in the API description.
+    pub name: String,
+    /// Its schema, whose `property` is `{"const": value}`.
+    pub schema: Schema,
+}
+
+/// `oneOf` the `variants`, each a component of its own, with an OpenAPI `discriminator`
+/// on `property` mapping each value to its variant: the schema states which shape goes
+/// with which value.
+pub fn discriminated(
+    generator: &mut SchemaGenerator,
+    property: &str,
+    variants: Vec<Variant>,
+) -> Schema {
+    // As schemars writes its references: `#`, the definitions' JSON pointer, `/`, the name.
+    let path = &generator.settings().definitions_path;
+    let path = path.strip_prefix('#').unwrap_or(path);
+    let prefix = format!("#{}/", path.strip_suffix('/').unwrap_or(path));
+    let mut one_of = Vec::new();
+    let mut mapping = serde_json::Map::new();
+    for variant in variants {
+        let reference = format!("{prefix}{}", variant.name);
+        one_of.push(serde_json::json!({ "$ref": reference }));
+        mapping.insert(variant.value.to_owned(), reference.into());
+        generator
+            .definitions_mut()
+            .insert(variant.name, variant.schema.to_value());
+    }
+    schemars::json_schema!({
+        "oneOf": one_of,
+        "discriminator": { "propertyName": property, "mapping": mapping },
+    })
 }

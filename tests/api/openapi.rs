@@ -420,7 +420,7 @@ both_stores! {
         let place = |y: usize| json!({"pin_id": pin["id"], "position": {"x": 0, "y": y}});
         app.post(&format!("/v1/pinboards/{board}/pins"), &place(y + 1)).await.expect(400);
         app.post(&format!("/v1/pinboards/{board}/pins"), &place(y)).await.expect(200);
-        let description = bound(&doc, "CreateDatasetBody/properties/description/maxLength");
+        let description = bound(&doc, "CreateJsonDataset/properties/description/maxLength");
         let dataset = |name: &str, chars: usize| json!({"name": name, "format": "json", "data": 1, "description": text(chars)});
         app.post("/v1/datasets", &dataset("a", description)).await.expect(200);
         app.post("/v1/datasets", &dataset("b", description + 1)).await.expect(400);
@@ -530,4 +530,202 @@ fn violations(doc: &Value, res: &Resp, method: &str, path: &str) -> Vec<String> 
         }
     }
     errors
+}
+
+/// Whether `instance` is valid against the schema at `pointer` of the document.
+fn valid(doc: &Value, pointer: &str, instance: &Value) -> bool {
+    let mut root = doc.clone();
+    root["$ref"] = json!(format!("#{pointer}"));
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&root)
+        .expect("the documented schema compiles");
+    validator.is_valid(instance)
+}
+
+/// Whether a match of `pattern` is always a whole text without U+0000: anchored at both
+/// ends, and no literal or class in it admits U+0000.
+fn refuses_nul(pattern: &str) -> bool {
+    use regex_syntax::hir::{Class, HirKind, Look};
+    fn admits_nul(hir: &regex_syntax::hir::Hir) -> bool {
+        match hir.kind() {
+            HirKind::Literal(literal) => literal.0.contains(&0),
+            HirKind::Class(Class::Unicode(class)) => {
+                class.ranges().iter().any(|r| r.start() == '\0')
+            }
+            HirKind::Class(Class::Bytes(class)) => class.ranges().iter().any(|r| r.start() == 0),
+            HirKind::Repetition(repetition) => admits_nul(&repetition.sub),
+            HirKind::Capture(capture) => admits_nul(&capture.sub),
+            HirKind::Concat(items) | HirKind::Alternation(items) => items.iter().any(admits_nul),
+            HirKind::Empty | HirKind::Look(_) => false,
+        }
+    }
+    let hir = regex_syntax::parse(pattern).expect("a pattern the regex crate reads");
+    let HirKind::Concat(items) = hir.kind() else {
+        return false;
+    };
+    let anchored = matches!(
+        items.first().map(|h| h.kind()),
+        Some(HirKind::Look(Look::Start))
+    ) && matches!(
+        items.last().map(|h| h.kind()),
+        Some(HirKind::Look(Look::End))
+    );
+    anchored && !admits_nul(&hir)
+}
+
+#[tokio::test]
+async fn every_text_schema_refuses_nul() {
+    let app = TestApp::sqlite().await;
+    let doc = document(&app).await;
+    // The error envelope echoes the refused text as sent (a key holding U+0000 included).
+    let mut requests = doc.clone();
+    let echoes = requests["components"]["schemas"]
+        .as_object_mut()
+        .and_then(|s| s.remove("Error"));
+    assert!(echoes.is_some(), "the Error schema");
+    let mut found = Vec::new();
+    schemas(&requests, &mut found);
+    let mut strings = 0;
+    for schema in &found {
+        let kind = &schema["type"];
+        let text = kind == "string"
+            || kind
+                .as_array()
+                .is_some_and(|k| k.contains(&json!("string")));
+        if text {
+            strings += 1;
+            let pattern = schema["pattern"].as_str();
+            let pattern =
+                pattern.unwrap_or_else(|| panic!("a string schema without a pattern: {schema}"));
+            assert!(
+                refuses_nul(pattern),
+                "{pattern} admits U+0000 or is not anchored"
+            );
+        }
+    }
+    assert!(strings > 100, "string schemas found: {strings}");
+    assert!(
+        !refuses_nul("[^ \\t]"),
+        "an unanchored pattern admits U+0000 around its match"
+    );
+    assert!(!refuses_nul("^[^a]*$"), "a negated class admits U+0000");
+
+    // Any JSON value: no U+0000 in a string or a key, at any depth.
+    let any = "/components/schemas/JsonValue";
+    assert!(valid(&doc, any, &json!({"a": [1, "b", {"c": null}]})));
+    assert!(!valid(&doc, any, &json!({"a": [1, "b\u{0}"]})));
+    assert!(!valid(&doc, any, &json!([{"k\u{0}": 1}])));
+    let dataset = "/components/schemas/CreateDatasetBody";
+    let nul = json!({"name": "d", "format": "json", "data": {"deep": ["x\u{0}"]}});
+    assert!(!valid(&doc, dataset, &nul));
+    app.post("/v1/datasets", &nul)
+        .await
+        .expect_error(400, "VALIDATION_FAILED", None);
+    let board = json!({"title": "a\u{0}"});
+    assert!(!valid(&doc, "/components/schemas/CreateBoardBody", &board));
+    app.post("/v1/pinboards", &board)
+        .await
+        .expect_error(400, "VALIDATION_FAILED", None);
+}
+
+both_stores! {
+    async fn discriminated_bodies_agree_with_the_server(app) {
+        let doc = document(&app).await;
+        let schemas = &doc["components"]["schemas"];
+        let mapping = |name: &str| schemas[name]["discriminator"]["mapping"].clone();
+        assert_eq!(schemas["CreateDatasetBody"]["discriminator"]["propertyName"], json!("format"));
+        assert_eq!(mapping("CreateDatasetBody")["markdown"], json!("#/components/schemas/CreateMarkdownDataset"));
+        assert_eq!(schemas["CreateBlockBody"]["discriminator"]["propertyName"], json!("block_type"));
+        assert_eq!(mapping("CreateBlockBody")["image"], json!("#/components/schemas/ImageBlockCreate"));
+        assert_eq!(mapping("BlockBody")["conditional"], json!("#/components/schemas/ConditionalBlock"));
+
+        let dataset = "/components/schemas/CreateDatasetBody";
+        let cases = [
+            (json!({"name": "a", "format": "markdown", "data": "# Hi"}), true),
+            (json!({"name": "b", "format": "json", "data": "# Hi"}), true),
+            (json!({"name": "c", "format": "markdown", "data": {"text": "# Hi"}}), false),
+            (json!({"name": "d", "format": "markdown", "data": null}), false),
+        ];
+        for (body, ok) in cases {
+            assert_eq!(valid(&doc, dataset, &body), ok, "{body}");
+            let res = app.post("/v1/datasets", &body).await;
+            assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
+        }
+        let created = app.post("/v1/datasets", &json!({"name": "e", "format": "json", "data": 1})).await.expect(200);
+        let update = "/components/schemas/UpdateDatasetBody";
+        let to_markdown = json!({"format": "markdown", "data": {"text": "x"}});
+        assert!(!valid(&doc, update, &to_markdown));
+        let path = format!("/v1/datasets/{}", created.data()["id"].as_str().expect("id"));
+        app.put(&path, &to_markdown).await.expect_error(400, "VALIDATION_FAILED", Some("data"));
+        assert!(valid(&doc, update, &json!({"format": "markdown", "data": "x"})));
+
+        let pin = app.post("/v1/pins", &stat_cards("P")).await.expect(200);
+        let blocks = format!("/v1/pins/{}/blocks", pin.data()["id"].as_str().expect("id"));
+        let block = "/components/schemas/CreateBlockBody";
+        let cases = [
+            (json!({"block_type": "markdown", "config": {"text": "hi"}, "position": 0}), true),
+            (json!({"block_type": "code", "config": {"language": "rust", "code": "fn main() {}"}}), true),
+            (json!({"block_type": "image", "config": {"text": "hi"}}), false),
+            (json!({"block_type": "conditional", "config": {"if": {"var": "a", "op": "exists"},
+                "then": [{"block_type": "code", "config": {"text": "hi"}}]}}), false),
+        ];
+        for (body, ok) in cases {
+            assert_eq!(valid(&doc, block, &body), ok, "{body}");
+            let res = app.post(&blocks, &body).await;
+            assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
+        }
+        let update = "/components/schemas/UpdateBlockBody";
+        assert!(!valid(&doc, update, &json!({"block_type": "code", "config": {"text": "hi"}})));
+        assert!(valid(&doc, update, &json!({"config": {"text": "hi"}})));
+    }
+
+    async fn placement_rules_are_in_the_schemas(app) {
+        let doc = document(&app).await;
+        let board = app.post("/v1/pinboards", &json!({"title": "B"})).await.expect(200);
+        let board = board.data()["id"].as_str().expect("id").to_owned();
+        let place = "/components/schemas/PlaceBody";
+        let cases = [
+            (json!({"x": 1}), false),
+            (json!({"y": 4}), false),
+            (json!({"x": 10, "y": 0}), false),
+            (json!({"x": 10, "y": 0, "w": 3}), false),
+            (json!({"x": 10, "y": 0, "w": 2}), true),
+            (json!({"x": 9, "y": 2}), true),
+            (json!({"w": 12}), true),
+        ];
+        for (position, ok) in cases {
+            let pin = app.post("/v1/pins", &stat_cards("P")).await.expect(200);
+            let body = json!({"pin_id": pin.data()["id"], "position": position});
+            assert_eq!(valid(&doc, place, &body), ok, "{body}");
+            let res = app.post(&format!("/v1/pinboards/{board}/pins"), &body).await;
+            assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
+        }
+        let moved = "/components/schemas/MoveBody";
+        assert!(!valid(&doc, moved, &json!({"position": {}})));
+        assert!(!valid(&doc, moved, &json!({"position": {"x": 11, "w": 2}})));
+        assert!(valid(&doc, moved, &json!({"position": {"x": 11}})));
+    }
+}
+
+#[tokio::test]
+async fn the_event_stream_documents_every_frame() {
+    let app = TestApp::sqlite().await;
+    let doc = document(&app).await;
+    let pointer = "/paths/~1v1~1events/get/responses/200/content/text~1event-stream/schema";
+    let frames = doc
+        .pointer(&format!("{pointer}/oneOf"))
+        .and_then(Value::as_array)
+        .expect("frames");
+    let titles: Vec<&str> = frames.iter().filter_map(|f| f["title"].as_str()).collect();
+    assert_eq!(titles, ["retry", "event", "reset", "keep-alive"]);
+    let reset = json!({"event": "reset", "data": {"reason": "the last event id is unknown"}});
+    assert!(valid(&doc, pointer, &reset));
+    assert!(valid(&doc, pointer, &json!({"comment": "keep-alive"})));
+    assert!(valid(&doc, pointer, &json!({"retry": 2000})));
+    assert!(!valid(
+        &doc,
+        pointer,
+        &json!({"event": "pin.created", "data": {}})
+    ));
 }
