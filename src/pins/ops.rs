@@ -23,6 +23,7 @@ use crate::{
     error::{Error, Result},
     store::{Created, Idempotent, Pin, PinKey, PinQuery, Serialized},
     wire::{
+        body::NO_NUL,
         idempotency::{live_since, replay},
         page::{self, CURSOR_PATTERN, PAGE_MAX},
         parse_body, Deleted, Found, IdempotencyKey, Outcome, Page, PageParams, Precondition,
@@ -455,10 +456,6 @@ pub struct ListParams {
     #[schemars(length(max = BATCH_ITEMS), inner(regex(pattern = KEY_PATTERN)))]
     pub key: Vec<String>,
 }
-
-/// Text without U+0000, which no request may carry anywhere (the description says so once;
-/// this states it where generators draw distinct values without their usual alphabet).
-const NO_NUL: &str = "^[^\\x00]*$";
 
 /// `GET /pins`: newest first, keyset-paginated; `pinboard_id` keeps the pins placed on that
 /// board.
