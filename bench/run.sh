@@ -12,7 +12,9 @@
 # BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}),
 # BENCH_ONLY=writes only the automation writes (upserts beside GET and PATCH, appends beside PATCH),
 # BENCH_ONLY=updates only the update figures (PATCH in one workspace and in 8, beside POST and,
-# on PostgreSQL, pgbench of sql/update.sql).
+# on PostgreSQL, pgbench of sql/update.sql),
+# BENCH_ONLY=export only moving a store: `corkboard export` and `migrate-store` PostgreSQL ->
+# SQLite of a PostgreSQL store of $LIST_PINS pins, beside pg_dump of the same database.
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes' and 'updates' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes', 'updates' and 'export' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -143,6 +145,59 @@ json.dump({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
            "params": {"name": "create_pin", "arguments": json.load(open(f"{sys.argv[1]}/pin.json"))}},
           open(f"{sys.argv[1]}/mcp_create_pin.json", "w"))
 PY
+
+# Moving a store (BENCH_ONLY=export): a PostgreSQL store of $LIST_PINS pins (bench/fill.py), 100
+# datasets and 100 boards of 10 placed pins each, served, then stopped; each command's wall
+# time and peak RSS (/usr/bin/time -v) beside pg_dump of the same database, same run.
+# timed NAME CMD...: runs CMD under /usr/bin/time -v; sets SECS and RSS_MIB.
+timed() {
+  local name=$1; shift
+  /usr/bin/time -v "$@" 2>"$WORK/$name.time" >/dev/null || { cat "$WORK/$name.time" >&2; echo "$name failed" >&2; exit 1; }
+  SECS=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; printf "%.2f", s }' "$WORK/$name.time")
+  RSS_MIB=$(awk -F': ' '/Maximum resident set size/ { printf "%.1f", $2 / 1024 }' "$WORK/$name.time")
+}
+bench_export() {
+  local db="corkboard_bench_export_$$" port base pid key auth board pins
+  psql -q "$PG_ADMIN/postgres" -c "CREATE DATABASE $db" >/dev/null
+  DBS+=("$db")
+  port=$(free_port) base="http://127.0.0.1:$port"
+  DATABASE_URL="$PG_ADMIN/$db" CORKBOARD_LISTEN="127.0.0.1:$port" CORKBOARD_DEFAULT_TIER=team "$BIN" serve >"$WORK/export.out" 2>"$WORK/export.err" &
+  pid=$!
+  PIDS+=($pid)
+  wait_up "$base"
+  key=$(sed -n 's/^    \(cbk_[A-Za-z0-9_-]*\)$/\1/p' "$WORK/export.out")
+  auth=(-H "Authorization: Bearer $key" -H 'Content-Type: application/json')
+  python3 bench/fill.py "$base" "$key" "$LIST_PINS"
+  pins=$(curl -sf "${auth[@]}" "$base/v1/pins?limit=200" | python3 -c 'import json, sys; print(" ".join(p["id"] for p in json.load(sys.stdin)["data"]))')
+  for i in $(seq 1 100); do
+    curl -sf "${auth[@]}" -d "{\"name\": \"ds_$i\", \"format\": \"json\", \"data\": {\"total\": $i, \"rows\": [1, 2, 3]}}" "$base/v1/datasets" >/dev/null
+    board=$(curl -sf "${auth[@]}" -d "{\"title\": \"Board $i\"}" "$base/v1/pinboards" | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["id"])')
+    for p in $(tr ' ' '\n' <<<"$pins" | shuf -n 10); do
+      curl -sf "${auth[@]}" -d "{\"pin_id\": \"$p\"}" "$base/v1/pinboards/$board/pins" >/dev/null
+    done
+  done
+  kill -TERM $pid; wait $pid 2>/dev/null || true
+  local size; size=$(psql -Atq "$PG_ADMIN/$db" -c "SELECT pg_size_pretty(pg_database_size(current_database()))")
+  echo "export: $LIST_PINS pins, 100 datasets, 100 boards of 10 placements; database $size"
+  timed pg_dump pg_dump -f "$WORK/dump.sql" "$PG_ADMIN/$db"
+  local dump_s=$SECS dump_rss=$RSS_MIB
+  timed export env DATABASE_URL="$PG_ADMIN/$db" "$BIN" export --out "$WORK/archive.json"
+  local export_s=$SECS export_rss=$RSS_MIB
+  python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); assert len(a["pins"]) == int(sys.argv[2]) and len(a["placements"]) == 1000, (len(a["pins"]), len(a["placements"]))' \
+    "$WORK/archive.json" "$LIST_PINS" || { echo "export: the archive is not as expected" >&2; exit 1; }
+  timed migrate "$BIN" migrate-store --from "$PG_ADMIN/$db" --to "sqlite://$WORK/moved.db"
+  local migrate_s=$SECS migrate_rss=$RSS_MIB
+  echo "export: archive $(du -h "$WORK/archive.json" | cut -f1), pg_dump $(du -h "$WORK/dump.sql" | cut -f1), SQLite copy $(du -h "$WORK/moved.db" | cut -f1)"
+  line "postgres.export_s (vs pg_dump of the same database)" "$export_s" "$dump_s"
+  line "postgres.export_peak_rss_mib (vs pg_dump; target < 256)" "$export_rss" "$dump_rss"
+  line "postgres.migrate_store_to_sqlite_s (vs pg_dump of the same database)" "$migrate_s" "$dump_s"
+  line "postgres.migrate_store_peak_rss_mib (vs pg_dump; target < 256)" "$migrate_rss" "$dump_rss"
+}
+if [ "$ONLY" = export ]; then
+  echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; export of $LIST_PINS pins"
+  bench_export
+  exit 0
+fi
 
 # The HTTP ceiling: a fixed-body axum handler, same profile.
 if [ -z "$ONLY" ]; then

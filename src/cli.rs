@@ -1,4 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `keys create|list|revoke`, `config`.
+//! The command line: `serve` (the default), `migrate`, `keys create|list|revoke`, `config`,
+//! `export`, `import`, `migrate-store`.
 //! Every command reads the same settings as `serve`.
 
 use std::{path::PathBuf, process::ExitCode};
@@ -11,6 +12,7 @@ use crate::{
     auth::{self, NewKey, Scopes, Tier},
     config::{LogFormat, Settings},
     store::Store,
+    transfer::command,
 };
 
 #[derive(Parser)]
@@ -40,6 +42,31 @@ enum Command {
     },
     /// Print the effective configuration, secrets redacted.
     Config,
+    /// Write a workspace's archive (JSON; no keys, sessions or hook secrets).
+    Export {
+        /// The workspace's name.
+        #[arg(long, default_value = "default")]
+        workspace: String,
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Restore an archive into an empty workspace, with its ids.
+    Import {
+        file: PathBuf,
+        /// The workspace to restore into (default: the archive's).
+        #[arg(long)]
+        workspace: Option<String>,
+    },
+    /// Copy a whole store (SQLite or PostgreSQL) into an empty one.
+    MigrateStore {
+        /// The store to copy, e.g. sqlite://data/corkboard.db
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// The empty store to fill, e.g. postgres://user@host/db
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -92,6 +119,13 @@ pub async fn run() -> ExitCode {
             println!("{}", settings.redacted_json());
             Ok(())
         }
+        Command::Export { workspace, out } => {
+            command::run_export(&settings, &workspace, out.as_deref()).await
+        }
+        Command::Import { file, workspace } => {
+            command::run_import(&settings, &file, workspace.as_deref()).await
+        }
+        Command::MigrateStore { from, to } => command::run_migrate_store(&from, &to).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -24,6 +24,7 @@ pub mod pins;
 pub mod render;
 pub mod store;
 pub mod templates;
+pub mod transfer;
 pub mod web;
 pub mod wire;
 

@@ -8,6 +8,7 @@ pub mod cors;
 mod datasets;
 pub mod docs;
 pub(crate) mod events;
+mod export;
 mod health;
 mod hooks;
 mod json;
@@ -60,6 +61,7 @@ pub fn router(state: AppState) -> Router {
         .merge(roles::routes())
         .merge(collaborators::routes())
         .merge(events::routes())
+        .merge(export::routes())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::limits::enforce,

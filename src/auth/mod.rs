@@ -24,7 +24,10 @@ pub use extract::{
 };
 pub use jwt::{Identity, JwtVerifier};
 pub use jwt_settings::JwtSettings;
-pub use keys::{create_key, list_keys, revoke_key, ApiKeySecret, CreatedKey, KeyHash, NewKey};
+pub use keys::{
+    create_key, list_keys, revoke_key, valid_workspace_name, ApiKeySecret, CreatedKey, KeyHash,
+    NewKey,
+};
 pub use oidc::{Oidc, OidcSettings, Pending};
 pub(crate) use users::{sign_in, DEFAULT_WORKSPACE};
 

@@ -137,6 +137,35 @@ impl HookToken {
     fn hash(&self) -> KeyHash {
         KeyHash(hex::encode(Sha256::digest(self.0.as_bytes())))
     }
+
+    /// A new token for a hook restored from an archive, which holds none (`corkboard
+    /// import`): the token, and its lookup handle and hash to store.
+    pub(crate) fn restored() -> (Self, String, String) {
+        let token = Self::generate();
+        let (lookup, hash) = (token.lookup().to_owned(), token.hash().0);
+        (token, lookup, hash)
+    }
+
+    /// `<public_url>/in/<token>`: the hook's url.
+    pub(crate) fn url(&self, public_base: &str) -> String {
+        format!("{public_base}/in/{}", self.0)
+    }
+}
+
+/// A new signature secret of `scheme` for a signed hook restored from an archive, which
+/// holds none: 256 random bits, as a Standard Webhooks `whsec_` secret or, for GitHub's
+/// scheme, URL-safe base64.
+pub(crate) fn new_signature_secret(scheme: &str) -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    if scheme == Scheme::Standard.as_str() {
+        format!(
+            "whsec_{}",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )
+    } else {
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
 }
 
 impl fmt::Debug for HookToken {

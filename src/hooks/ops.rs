@@ -35,7 +35,7 @@ pub async fn create(
     state.store.insert_hook(&row).await?;
     Ok(CreatedHook {
         record: HookRecord::new(&row)?,
-        url: format!("{}/in/{}", state.public_base(), token.0),
+        url: token.url(state.public_base()),
     })
 }
 

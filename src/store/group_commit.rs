@@ -42,7 +42,7 @@ pub(super) enum Write {
 }
 
 /// A pin's next state, decided from a read of `old`.
-pub(super) struct Update {
+pub(crate) struct Update {
     /// The pin as the request read it: stored as its past version when `new` replaces it.
     pub old: Pin,
     pub new: Pin,

@@ -55,7 +55,7 @@ mod pins;
 mod placements;
 pub(crate) mod postgres;
 mod sessions;
-mod sql;
+pub(crate) mod sql;
 mod sqlite;
 
 pub use blocks::{Block, BlockEdit};

@@ -250,6 +250,6 @@ macro_rules! dialect {
 pub(super) use dialect;
 
 /// SQLite's and PostgreSQL's codes for a unique violation.
-pub(super) fn is_unique_violation(e: &sqlx::Error) -> bool {
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("2067" | "1555" | "23505")))
 }

@@ -41,5 +41,6 @@ mod signed_in_pages;
 mod slow_clients;
 mod smoke;
 mod templates;
+mod transfer;
 mod upsert;
 mod web_sign_in;

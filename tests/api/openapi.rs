@@ -12,8 +12,9 @@ use crate::{
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// The operations SPEC.md 4 and CONTRACT.md 1-6 promise, as `METHOD /path`.
-const CONTRACT_ROUTES: [&str; 50] = [
+const CONTRACT_ROUTES: [&str; 51] = [
     "GET /v1/events",
+    "GET /v1/export",
     "GET /v1/pins",
     "POST /v1/pins",
     "GET /v1/pins/{id}",
