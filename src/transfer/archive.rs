@@ -341,24 +341,35 @@ async fn export_from<B: Backend>(
     Ok(())
 }
 
-/// One row as a JSON object of its columns; JSON text goes in as JSON.
+/// One row as a JSON object of its columns; stored JSON text goes in as it is, once
+/// checked to be JSON (without building its value: the archive's cost is mostly this).
 fn write_row(out: &mut Vec<u8>, columns: &[Col], cells: &[Cell]) -> Result<()> {
-    let mut object = Map::new();
-    for (column, cell) in columns.iter().zip(cells) {
-        let value = match (column.kind, cell) {
+    let failed = |e: serde_json::Error| Error::internal_in("writing the archive", e);
+    out.push(b'{');
+    for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(column.name.as_bytes());
+        out.extend_from_slice(b"\":");
+        match (column.kind, cell) {
             (Json | OptJson, Cell::Text(Some(text))) => {
-                let raw: Box<RawValue> =
+                let raw: &RawValue =
                     serde_json::from_str(text).map_err(|e| Error::internal_in("stored JSON", e))?;
-                serde_json::to_value(raw).map_err(|e| Error::internal_in("stored JSON", e))?
+                out.extend_from_slice(raw.get().as_bytes());
             }
-            (_, Cell::Text(text)) => text.clone().map_or(Value::Null, Value::String),
-            (_, Cell::Int(n)) => n.map_or(Value::Null, Value::from),
-            (_, Cell::Bool(b)) => Value::Bool(*b),
-            (_, Cell::List(list)) => Value::from(list.clone()),
-        };
-        object.insert(column.name.to_owned(), value);
+            (_, Cell::Text(Some(text))) => {
+                serde_json::to_writer(&mut *out, text).map_err(failed)?
+            }
+            (_, Cell::Text(None) | Cell::Int(None)) => out.extend_from_slice(b"null"),
+            (_, Cell::Int(Some(n))) => out.extend_from_slice(n.to_string().as_bytes()),
+            (_, Cell::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            (_, Cell::List(list)) => serde_json::to_writer(&mut *out, list).map_err(failed)?,
+        }
     }
-    serde_json::to_writer(out, &object).map_err(|e| Error::internal_in("writing the archive", e))
+    out.push(b'}');
+    Ok(())
 }
 
 /// An import refused: the archive, or the target, is not what it must be.
