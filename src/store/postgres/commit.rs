@@ -207,19 +207,15 @@ async fn update_pins(
         .await?
         .into_iter()
         .collect();
-    let current: Vec<&Update> = updates
+    // The updates whose pins are still at the versions read, with their workspaces.
+    let (ws, current): (Vec<&str>, Vec<&Update>) = updates
         .iter()
         .filter(|(_, u)| locked.get(&u.old.id) == Some(&u.old.version))
-        .map(|(_, u)| *u)
-        .collect();
+        .copied()
+        .unzip();
     if current.is_empty() {
         return Ok(HashMap::new());
     }
-    let ws: Vec<&str> = updates
-        .iter()
-        .filter(|(_, u)| locked.get(&u.old.id) == Some(&u.old.version))
-        .map(|(ws, _)| *ws)
-        .collect();
     let text = |f: fn(&Pin) -> &str| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
     let maybe = |f: fn(&Pin) -> Option<&str>| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
     let flag = |f: fn(&Pin) -> bool| current.iter().map(|u| f(&u.new)).collect::<Vec<_>>();
