@@ -179,6 +179,11 @@ struct PublicPin {
     last_pushed_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stale: Option<bool>,
+    /// Status shows on share pages too, and a `pin.status` says what it was before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_status: Option<String>,
 }
 
 /// Of a pin's metadata, the title alone (never tags or provenance).
