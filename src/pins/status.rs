@@ -115,7 +115,8 @@ fn steps(path: &str) -> Option<Vec<Step<'_>>> {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
-            steps.push(Step::Index(digits.parse().ok()?));
+            // An index past any array's length reads nothing; it is still a path.
+            steps.push(Step::Index(digits.parse().unwrap_or(usize::MAX)));
             rest = &after[end + 1..];
         } else {
             return None;
@@ -386,6 +387,7 @@ mod tests {
         assert!(steps("pin_config.").is_none());
         assert!(steps("pin_config[x]").is_none());
         assert!(steps("pin_config[1").is_none());
+        assert!(steps("pin_config[99999999999999999999999]").is_some());
         let long = format!("pin_config.{}", "a".repeat(300));
         assert!(check(
             Some(vec![rule(&long, Op::Eq, 1.0, Status::Ok)]),
