@@ -307,6 +307,20 @@ PY
     line "$store.sweep_stale_median_run_ms_at_most (round $round; target < 5)" "$stale_median" 5
     line "$store.post_pin_rps_sweeping (round $round, vs a server sweeping once an hour)" "${on[-1]}" "${off[-1]}"
   done
+  if [ "$store" = postgres ]; then
+    # The database's own time for a check, apart from waiting for a pooled connection
+    # behind 32 clients (which the server-side figure above includes): the check that finds
+    # nothing due, and the sweep's statement over 500 due pins (rolled back).
+    local check_ms sweep_ms now
+    now=$(date +%s%3N)
+    check_ms=$(psql -Atq "$SIGNALS_DB" -c "EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1 FROM pins WHERE stale_due_at <= $now LIMIT 1" \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["Execution Time"])')
+    signals_age "$store"
+    sweep_ms=$(psql -Atq "$SIGNALS_DB" -c "BEGIN" -c "EXPLAIN (ANALYZE, FORMAT JSON) UPDATE pins SET stale_due_at = NULL WHERE id IN (SELECT id FROM pins WHERE stale_due_at <= $now ORDER BY stale_due_at LIMIT 500 FOR UPDATE SKIP LOCKED) RETURNING workspace_id" -c "ROLLBACK" \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["Execution Time"])')
+    line "postgres.sweep_stale_check_db_ms (nothing due, EXPLAIN ANALYZE; target < 5)" "$check_ms" 5
+    line "postgres.sweep_stale_500_db_ms (500 due, the sweep's statement, EXPLAIN ANALYZE)" "$sweep_ms" 5
+  fi
   signals_serve "$store" 1
   ( v=50; while true; do v=$((145 - v)); curl -sf -X PATCH "${auth[@]}" -d "{\"data\": {\"v\": $v}}" "$SIGNALS_BASE/v1/datasets/$ds" >/dev/null; sleep 1; done ) &
   flipper=$!

@@ -168,8 +168,11 @@ impl Sweep {
 }
 
 /// Upper bounds of the sweep histogram, seconds: a sweep that finds nothing is one indexed
-/// read, well under a millisecond.
-const SWEEP_BUCKETS: [f64; 8] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05];
+/// read, well under a millisecond, once it has a connection (under load, waiting for one can
+/// take far longer).
+const SWEEP_BUCKETS: [f64; 12] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+];
 
 /// The counters and gauges of one application.
 pub struct Metrics {
