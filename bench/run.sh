@@ -313,7 +313,7 @@ PY
     # nothing due, and the sweep's statement over 500 due pins (rolled back).
     local check_ms sweep_ms now
     now=$(date +%s%3N)
-    check_ms=$(psql -Atq "$SIGNALS_DB" -c "EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1 FROM pins WHERE stale_due_at <= $now LIMIT 1" \
+    check_ms=$(psql -Atq "$SIGNALS_DB" -c "EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1 FROM pins WHERE stale_due_at <= $now ORDER BY stale_due_at LIMIT 1" \
       | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["Execution Time"])')
     signals_age "$store"
     sweep_ms=$(psql -Atq "$SIGNALS_DB" -c "BEGIN" -c "EXPLAIN (ANALYZE, FORMAT JSON) UPDATE pins SET stale_due_at = NULL WHERE id IN (SELECT id FROM pins WHERE stale_due_at <= $now ORDER BY stale_due_at LIMIT 500 FOR UPDATE SKIP LOCKED) RETURNING workspace_id" -c "ROLLBACK" \

@@ -265,8 +265,11 @@ const MARK_STATUSES: &str =
     "UPDATE pins SET status_due = CASE WHEN status_due IS NULL OR status_due < $2 \
      THEN $2 ELSE status_due + 1 END \
      WHERE workspace_id = $1 AND status_rules IS NOT NULL AND pin_config LIKE '%{{%'";
-/// Whether any pin's `pin.stale` is due at `$1` (through the partial index on the due time).
-const ANY_STALE_DUE: &str = "SELECT 1 FROM pins WHERE stale_due_at <= $1 LIMIT 1";
+/// Whether any pin's `pin.stale` is due at `$1`, through the partial index on the due time:
+/// the order makes the index the plan whatever the statistics say (without them, PostgreSQL
+/// scanned the table for a bare `LIMIT 1`: 11 ms at 40k pins against 0.03 ms).
+const ANY_STALE_DUE: &str =
+    "SELECT 1 FROM pins WHERE stale_due_at <= $1 ORDER BY stale_due_at LIMIT 1";
 /// The marked pins, oldest mark first (every workspace's: the sweep has no caller).
 const STATUS_MARKS: &str = concat!(
     "SELECT workspace_id, status_due, ",
