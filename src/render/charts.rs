@@ -44,6 +44,7 @@ pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
     let dots_wanted = values(&config.series).count() <= MAX_DOTS;
     let mut out = svg::open(
         if filled { "Area chart" } else { "Line chart" },
+        room,
         left,
         config.x_label.is_some(),
         config.y_label.is_some(),
@@ -182,12 +183,14 @@ pub fn bar(config: &BarChartConfig, room: Room) -> String {
     // Along the category axis: each label gets a band, each series a slot in it.
     let band = 1.0 / n as f64;
     let slot = band * 0.8 / groups as f64;
-    let mut out = svg::open(
-        "Bar chart",
-        left,
-        config.x_label.is_some(),
-        config.y_label.is_some(),
-    );
+    // The category axis's title goes with its labels: under vertical bars, above
+    // horizontal ones (where the value axis's goes under).
+    let (under, above) = if horizontal {
+        (config.y_label.as_deref(), config.x_label.as_deref())
+    } else {
+        (config.x_label.as_deref(), config.y_label.as_deref())
+    };
+    let mut out = svg::open("Bar chart", room, left, under.is_some(), above.is_some());
     out.push_str(&if horizontal {
         svg::value_axis_x(&ticks, &tick_labels)
     } else {
@@ -224,10 +227,7 @@ pub fn bar(config: &BarChartConfig, room: Room) -> String {
     } else {
         svg::category_axis(&config.labels, room, left, center)
     });
-    out.push_str(&svg::close(
-        config.x_label.as_deref(),
-        config.y_label.as_deref(),
-    ));
+    out.push_str(&svg::close(under, above));
     out.push_str(&svg::legend(series_names(&config.series)));
     out
 }

@@ -38,7 +38,7 @@ pub fn gauge(config: &GaugeConfig) -> String {
         max: config.max.max(config.min + f64::EPSILON),
     };
     let mut out = format!(
-        "<svg class=\"chart gauge\" viewBox=\"0 0 300 152\" role=\"img\" aria-label=\"{}\" \
+        "<div class=\"dial\"><svg class=\"chart gauge\" viewBox=\"0 0 300 152\" role=\"img\" aria-label=\"{}\" \
          xmlns=\"http://www.w3.org/2000/svg\">",
         esc(config.label.as_deref().unwrap_or("Gauge"))
     );
@@ -61,7 +61,7 @@ pub fn gauge(config: &GaugeConfig) -> String {
     // The ends of the dial in HTML under it: text in the scaled SVG would shrink with the
     // card.
     out.push_str(&format!(
-        "<p class=\"ends\"><span>{}</span><span>{}</span></p>",
+        "<p class=\"ends\"><span>{}</span><span>{}</span></p></div>",
         esc(&readable(config.min)),
         esc(&readable(config.max))
     ));

@@ -42,7 +42,9 @@ body{margin:0;padding:24px}header{max-width:1400px;margin:0 auto 16px}h1{font-si
 .pin{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;min-width:0;\
 position:relative;display:flex;flex-direction:column}.pin>*{flex:none;min-height:0}\
 .pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}\
-.plot{flex:1 0 11rem;display:flex;box-sizing:border-box;font-size:.8rem;padding:.8em 1.2em 1.8em 2em}\
+.plot{flex:1 0 11rem;display:flex;box-sizing:border-box;font-size:.8rem;padding:.8em 1.2em 1.8em 2em;container-type:size}\
+@container (max-height:150px){.chart .alt{display:none}}@container (max-width:260px){.chart .alt-x{display:none}}\
+@container (max-width:560px){.wide .alt-c{display:none}}\
 .plot.xt{padding-bottom:3.3em}.plot.yt{padding-top:2em}.yl2{padding-left:2em}.yl4{padding-left:3.2em}\
 .yl6{padding-left:4.4em}.yl8{padding-left:5.6em}.yl10{padding-left:6.8em}.yl12{padding-left:8em}\
 .yl14{padding-left:9.2em}.yl16{padding-left:10.4em}\
@@ -53,8 +55,9 @@ position:relative;display:flex;flex-direction:column}.pin>*{flex:none;min-height
 .cut{stroke:var(--card);stroke-width:1.5px}.hole{fill:var(--card)}.cell{stroke:var(--card)}.chart .none{fill:var(--soft)}\
 .chart .on-dark{fill:#fff}.chart .on-light{fill:#111}\
 .pie,.gauge{width:100%;height:auto;display:block;max-width:320px;margin:0 auto}\
+.dial{align-self:center;width:100%;max-width:320px;display:flex;flex-direction:column}\
 .track{stroke:var(--soft)}.needle{stroke:var(--fg)}.hub{fill:var(--fg)}\
-.ends{display:flex;justify-content:space-between;width:100%;max-width:320px;margin:0 auto;color:var(--muted);font-size:.85rem}\
+.ends{display:flex;justify-content:space-between;margin:0;padding:0 9%;color:var(--muted);font-size:.85rem}\
 .legend{list-style:none;padding:0;margin:6px 0 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85rem}\
 .sw{display:inline-block;width:.75em;height:.75em;border-radius:2px;background:var(--s);margin-right:.4em}\
 .cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 140px;border:1px solid var(--soft);border-radius:6px;padding:8px 10px}\
@@ -94,6 +97,7 @@ color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:b
 .kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}\
 .kiosk .pin{overflow:hidden}.kiosk .pin>.plot{flex:1 1 0}\
 .kiosk .pin>.chart{flex:1 1 0;height:auto;min-height:0}\
+.kiosk .pin>.dial{flex:1 1 0;width:auto;max-width:100%;aspect-ratio:300/175}.kiosk .dial>svg{flex:1 1 0;min-height:0}\
 .kiosk .pin h2{font-size:1.15rem}.kiosk .figure{font-size:2.4rem}\
 .account{max-width:1400px;margin:0 auto 12px;display:flex;gap:12px;align-items:center;justify-content:flex-end;font-size:.9rem;color:var(--muted)}\
 .account form{margin:0}.account button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg);cursor:pointer}\

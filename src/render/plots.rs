@@ -78,7 +78,7 @@ pub fn scatter(config: &ScatterChartConfig, room: Room) -> String {
     let fit = svg::tick_room(room.plot_px(left), svg::widest(&rough));
     let xs = svg::ticks_of(points().map(|p| p.x), false, fit);
     let (x_scale, y_scale) = (Scale::of(&xs), Scale::of(&ys));
-    let mut out = svg::open("Scatter chart", left, false, false);
+    let mut out = svg::open("Scatter chart", room, left, false, false);
     out.push_str(&svg::value_axis_y(&ys, &y_labels));
     out.push_str(&svg::value_axis_x(&xs, &xs.labels(6)));
     for (i, series) in config.series.iter().enumerate() {
@@ -131,12 +131,20 @@ pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
     let left = svg::left_category_chars(&config.y_labels);
     let (cw, ch) = (1.0 / cols as f64, 1.0 / rows as f64);
     let cell_chars = ((room.plot_px(left) * cw - 6.0) / 7.2).max(0.0) as usize;
-    let mut out = svg::open("Heatmap", left, false, false);
+    // One style for every cell: all compacted when any full value would not fit.
+    let full = config
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .all(|v| readable(*v).chars().count() <= cell_chars);
+    let cell_label = |v: f64| if full { readable(v) } else { fit(v, 0) };
+    let mut out = svg::open("Heatmap", room, left, false, false);
     for (r, row) in config.values.iter().enumerate() {
         for (k, value) in row.iter().enumerate() {
             let (x, y) = (k as f64 * cw, r as f64 * ch);
             let (fill, label) = match value.filter(|v| v.is_finite()) {
-                Some(v) => (shade(scale.at(v, 0.0, 1.0)), fit(v, cell_chars.max(4))),
+                Some(v) => (shade(scale.at(v, 0.0, 1.0)), cell_label(v)),
                 None => ("#f3f4f6".to_owned(), String::new()),
             };
             let name = format!(

@@ -158,15 +158,17 @@ fn left_class(chars: usize) -> usize {
 }
 
 /// Opens a chart: its `.plot` box with room for left labels of `left_chars` characters and
-/// for the axis titles it has, and its `<svg>` with an accessible name. [`close`] ends it.
-pub fn open(label: &str, left_chars: usize, x_title: bool, y_title: bool) -> String {
+/// for the axis titles it has (and `wide` when drawn for a wide cell), and its `<svg>` with
+/// an accessible name. [`close`] ends it.
+pub fn open(name: &str, room: Room, left_chars: usize, x_title: bool, y_title: bool) -> String {
     format!(
-        "<div class=\"plot yl{}{}{}\"><svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
+        "<div class=\"plot yl{}{}{}{}\"><svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
          xmlns=\"http://www.w3.org/2000/svg\">",
         left_class(left_chars),
+        if room.px > 700.0 { " wide" } else { "" },
         if x_title { " xt" } else { "" },
         if y_title { " yt" } else { "" },
-        esc(label)
+        esc(name)
     )
 }
 
@@ -225,17 +227,43 @@ pub fn tick_room(px: f64, chars: usize) -> usize {
     (px / (chars.max(3) as f64 * CHAR_PX + 18.0)) as usize
 }
 
+/// The class of tick `i`'s label: every other one, the zero tick kept, is `alt` (hidden
+/// by the page's CSS when the plot turns out too short or too narrow for them all).
+fn alt_class(ticks: &Ticks, i: usize) -> &'static str {
+    let keep = ticks.values().position(|v| v == 0.0).unwrap_or(0) % 2;
+    if i % 2 == keep {
+        ""
+    } else {
+        " class=\"alt\""
+    }
+}
+
+/// A text label with `attrs` (a class) at (x, y), moved by `dy`.
+fn label(attrs: &str, x: &str, y: &str, dy: &str, anchor: &str, content: &str) -> String {
+    format!(
+        "<text{attrs} x=\"{x}\" y=\"{y}\" dy=\"{dy}\" text-anchor=\"{anchor}\">{}</text>",
+        esc(content)
+    )
+}
+
 /// Value ticks up the left side: a grid line and a label at each (the zero line marked).
 pub fn value_axis_y(ticks: &Ticks, labels: &[String]) -> String {
     let scale = Scale::of(ticks);
     let mut out = String::new();
-    for (v, label) in ticks.values().zip(labels) {
+    for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
         let y = pct(1.0 - scale.at(v, 0.0, 1.0));
         let class = if v == 0.0 { "zero" } else { "grid" };
         out.push_str(&format!(
             "<line class=\"{class}\" x1=\"0\" x2=\"100%\" y1=\"{y}\" y2=\"{y}\"/>"
         ));
-        out.push_str(&text("-0.5em", &y, "0.32em", "end", label, 12));
+        out.push_str(&label(
+            alt_class(ticks, i),
+            "-0.5em",
+            &y,
+            "0.32em",
+            "end",
+            text,
+        ));
     }
     out
 }
@@ -244,13 +272,14 @@ pub fn value_axis_y(ticks: &Ticks, labels: &[String]) -> String {
 pub fn value_axis_x(ticks: &Ticks, labels: &[String]) -> String {
     let scale = Scale::of(ticks);
     let mut out = String::new();
-    for (v, label) in ticks.values().zip(labels) {
+    for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
         let x = pct(scale.at(v, 0.0, 1.0));
         let class = if v == 0.0 { "zero" } else { "grid" };
         out.push_str(&format!(
             "<line class=\"{class}\" y1=\"0\" y2=\"100%\" x1=\"{x}\" x2=\"{x}\"/>"
         ));
-        out.push_str(&text(&x, "100%", "1.3em", "middle", label, 12));
+        let attrs = alt_class(ticks, i).replace("alt", "alt-x");
+        out.push_str(&label(&attrs, &x, "100%", "1.3em", "middle", text));
     }
     out
 }
@@ -283,7 +312,24 @@ pub fn category_axis(
         .iter()
         .enumerate()
         .step_by(step)
-        .map(|(i, label)| text(&pct(x_of(i)), "100%", "1.3em", "middle", label, fits))
+        .enumerate()
+        .map(|(shown, (i, text))| {
+            // Every other label goes where a chart drawn for a wide cell gets a narrow
+            // one (a phone): see `wide` in the page's CSS.
+            let attrs = if shown % 2 == 1 {
+                " class=\"alt-c\""
+            } else {
+                ""
+            };
+            label(
+                attrs,
+                &pct(x_of(i)),
+                "100%",
+                "1.3em",
+                "middle",
+                &shorten(text, fits),
+            )
+        })
         .collect()
 }
 
