@@ -8,7 +8,7 @@ use super::esc;
 /// The classes a pin's frame takes and the HTML that goes under its heading.
 #[derive(Debug, Default, PartialEq)]
 pub struct Signal {
-    /// ` st-<status>` and ` stale`, each when it applies (with its leading space).
+    /// ` sig-<status>` and ` stale`, each when it applies (with its leading space).
     pub classes: String,
     pub html: String,
 }
@@ -25,7 +25,7 @@ pub fn signal(status: Option<&str>, stale: bool, last_pushed_at: i64, now: i64) 
         _ => None,
     };
     if let Some((class, word)) = word {
-        out.classes.push_str(&format!(" st-{class}"));
+        out.classes.push_str(&format!(" sig-{class}"));
         out.html.push_str(&format!(
             "<p class=\"pill {class}\" title=\"Status: {word}\">{word}</p>"
         ));
@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn a_status_is_a_colour_and_a_word() {
         let s = signal(Some("critical"), false, 0, 0);
-        assert_eq!(s.classes, " st-critical");
+        assert_eq!(s.classes, " sig-critical");
         assert_eq!(
             s.html,
             "<p class=\"pill critical\" title=\"Status: Critical\">Critical</p>"
@@ -79,7 +79,7 @@ mod tests {
     fn a_stale_pin_says_since_when() {
         let hour = 3_600_000;
         let s = signal(Some("warning"), true, 0, 3 * hour + 1234);
-        assert_eq!(s.classes, " st-warning stale");
+        assert_eq!(s.classes, " sig-warning stale");
         assert!(
             s.html
                 .ends_with("<p class=\"stale-note\">No update for 3 h</p>"),
