@@ -380,7 +380,9 @@ def status_words_and_stale_pins_redraw_live(server, browser):
 def main():
     wanted = sys.argv[1:]
     started = time.monotonic()
-    with Server() as server, sync_playwright() as p:
+    # The freshness sweep every second: a stale pin shows within a second of its lapse.
+    with Server(env={"CORKBOARD_FRESHNESS__CHECK_SECS": "1"}) as server, \
+            sync_playwright() as p:
         browser = launch(p)
         tests = [fn for fn in TESTS if not wanted or fn.__name__ in wanted]
         passed, failed = run_tests(tests, server, browser)
