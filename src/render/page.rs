@@ -41,7 +41,7 @@ body{margin:0;padding:24px}header{max-width:1400px;margin:0 auto 16px}h1{font-si
 .board{display:grid;grid-template-columns:repeat(12,minmax(0,1fr));grid-auto-rows:minmax(90px,auto);gap:12px}\
 .pin{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;min-width:0;\
 position:relative;display:flex;flex-direction:column}.pin>*{flex:none;min-height:0}\
-.pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}\
+.pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}.single .plot{flex-basis:20rem}\
 .plot{flex:1 0 11rem;display:flex;box-sizing:border-box;font-size:.8rem;padding:.8em 1.2em 1.8em 2em;container-type:size}\
 @container (max-height:150px){.chart .alt{display:none}}@container (max-width:260px){.chart .alt-x{display:none}}\
 @container (max-width:560px){.wide .alt-c{display:none}}\
