@@ -14,7 +14,10 @@
 # BENCH_ONLY=updates only the update figures (PATCH in one workspace and in 8, beside POST and,
 # on PostgreSQL, pgbench of sql/update.sql),
 # BENCH_ONLY=export only moving a store: `corkboard export` and `migrate-store` PostgreSQL ->
-# SQLite of a PostgreSQL store of $LIST_PINS pins, beside pg_dump of the same database.
+# SQLite of a PostgreSQL store of $LIST_PINS pins, beside pg_dump of the same database,
+# BENCH_ONLY=signals only the signals' sweeps (POST/s with the freshness and status sweeps
+# running every second over 10,000 pins, beside a server that sweeps once an hour; the
+# sweeps' time per run).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +26,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes', 'updates' and 'export' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export|signals) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes', 'updates', 'export' and 'signals' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -196,6 +199,130 @@ bench_export() {
 if [ "$ONLY" = export ]; then
   echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; export of $LIST_PINS pins"
   bench_export
+  exit 0
+fi
+
+# Signals (CONTRACT.md 15): a store of 10,000 pins, 1,000 of which expect a push every 10 s and
+# are made overdue before each measured run (the first sweep logs 1,000 lapses), 100 of those
+# also with status rules over a dataset. POST/s with both sweeps every second
+# (freshness.check_secs = 1), beside the same store served by a server that sweeps once an
+# hour, alternately, twice each; each sweep's time per run from /metrics
+# (corkboard_sweep_duration_seconds: its store statements, as the server waits for them):
+# the mean, and the median run's bucket. Then the status load: a loop rewrites the dataset
+# every second, each rewrite flipping the 100 pins' status (100 new versions and pin.status
+# events a second), POST/s beside the last sweeping run without it.
+signals_serve() {
+  local store=$1 check=$2 port
+  port=$(free_port)
+  SIGNALS_BASE="http://127.0.0.1:$port"
+  env "${SIGNALS_ENV[@]}" CORKBOARD_LISTEN="127.0.0.1:$port" CORKBOARD_FRESHNESS__CHECK_SECS="$check" \
+    "$BIN" serve >>"$WORK/signals_$store.out" 2>>"$WORK/signals_$store.err" &
+  SIGNALS_PID=$!
+  PIDS+=($SIGNALS_PID)
+  wait_up "$SIGNALS_BASE"
+}
+signals_stop() { kill -TERM "$SIGNALS_PID"; wait "$SIGNALS_PID" 2>/dev/null || true; }
+# signals_age STORE: every pin with an expectation is overdue (an hour since its last push).
+signals_age() {
+  local sql="UPDATE pins SET last_pushed_at = last_pushed_at - 3600000, stale_due_at = last_pushed_at - 3600000 + expected_every_secs * 1000 WHERE expected_every_secs IS NOT NULL"
+  if [ "$1" = sqlite ]; then
+    python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=30); c.execute(sys.argv[2]); c.commit()' "$WORK/signals_sqlite/corkboard.db" "$sql"
+  else
+    psql -q "$SIGNALS_DB" -c "$sql"
+  fi
+}
+# signals_sweep_ms METRICS SWEEP: mean milliseconds per run of SWEEP, the upper bound (ms)
+# of the bucket holding the median run, and the runs.
+signals_sweep_ms() {
+  python3 -c '
+import re, sys
+text, sweep = open(sys.argv[1]).read(), sys.argv[2]
+name = "corkboard_sweep_duration_seconds"
+def value(part):
+    m = re.search(r"^%s_%s\{sweep=\"%s\"\} ([0-9.e+-]+)$" % (name, part, sweep), text, re.M)
+    return float(m.group(1)) if m else 0.0
+runs, total = value("count"), value("sum")
+buckets = sorted((float(le), float(n)) for le, n in re.findall(
+    r"^%s_bucket\{sweep=\"%s\",le=\"([0-9.e+-]+)\"\} ([0-9.e+-]+)$" % (name, sweep), text, re.M))
+median = next((le for le, n in buckets if n >= runs / 2), float("inf"))
+print(f"{total / runs * 1000:.3f} {median * 1000:g} {runs:.0f}" if runs else "n/a n/a 0")' "$1" "$2"
+}
+bench_signals() {
+  local store=$1 key auth ds plain=90 watched=10 round on=() off=() flipper rps stale_ms stale_median stale_runs status_ms status_median status_runs
+  [ $SMOKE = 1 ] && plain=2 watched=1
+  SIGNALS_ENV=()
+  if [ "$store" = sqlite ]; then
+    SIGNALS_ENV=(CORKBOARD_DATA_DIR="$WORK/signals_sqlite")
+  else
+    SIGNALS_DB="$PG_ADMIN/corkboard_bench_signals_$$"
+    psql -q "$PG_ADMIN/postgres" -c "CREATE DATABASE corkboard_bench_signals_$$" >/dev/null
+    DBS+=("corkboard_bench_signals_$$")
+    SIGNALS_ENV=(DATABASE_URL="$SIGNALS_DB")
+  fi
+  signals_serve "$store" 3600
+  key=$(env "${SIGNALS_ENV[@]}" "$BIN" keys create --name signals --scopes '*' --tier team)
+  auth=(-H "Authorization: Bearer $key" -H 'Content-Type: application/json')
+  ds=$(curl -sf "${auth[@]}" -d '{"name": "load", "format": "json", "data": {"v": 50}}' "$SIGNALS_BASE/v1/datasets" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["id"])') \
+    || { echo "$store: creating the signals' dataset failed" >&2; exit 1; }
+  python3 - "$SIGNALS_BASE" "$key" "$plain" "$watched" <<'PY' || { echo "$store: filling the signals' store failed" >&2; exit 1; }
+import http.client, json, sys, urllib.parse
+base, key, plain, watched = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+url = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+card = {"cards": [{"title": "Revenue", "value": "$1.2M"}]}
+rules = [{"path": "pin_config.cards[0].value", "op": "gt", "value": 90, "status": "critical"}]
+def batch(pins):
+    conn.request("POST", "/v1/pins/batch", json.dumps({"pins": pins}), headers)
+    res = conn.getresponse()
+    body = res.read()
+    assert res.status == 200, (res.status, body[:300])
+for _ in range(plain):
+    batch([{"pin_type": "stat-cards", "pin_config": card}] * 100)
+for i in range(watched):
+    pin = {"pin_type": "stat-cards", "pin_config": card, "expected_every_secs": 10}
+    pins = [pin] * 100
+    if i == 0:
+        ruled = {"pin_type": "stat-cards", "expected_every_secs": 10, "status_rules": rules,
+                 "pin_config": {"cards": [{"title": "Load", "value": "{{load.v}} %"}]}}
+        pins = [ruled] * 100
+    batch(pins)
+PY
+  signals_stop
+  for round in 1 2; do
+    signals_age "$store"
+    signals_serve "$store" 1
+    read -r rps _ <<<"$(KEY=$key wrk_run "$SIGNALS_BASE/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+    on+=("$rps")
+    curl -sf "$SIGNALS_BASE/metrics" >"$WORK/signals_metrics_$round"
+    signals_stop
+    signals_age "$store"
+    signals_serve "$store" 3600
+    read -r rps _ <<<"$(KEY=$key wrk_run "$SIGNALS_BASE/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+    off+=("$rps")
+    signals_stop
+    read -r stale_ms stale_median stale_runs <<<"$(signals_sweep_ms "$WORK/signals_metrics_$round" stale)"
+    line "$store.sweep_stale_ms_per_run (round $round, mean of $stale_runs runs, 1,000 lapses in the first; target < 5)" "$stale_ms" 5
+    line "$store.sweep_stale_median_run_ms_at_most (round $round; target < 5)" "$stale_median" 5
+    line "$store.post_pin_rps_sweeping (round $round, vs a server sweeping once an hour)" "${on[-1]}" "${off[-1]}"
+  done
+  signals_serve "$store" 1
+  ( v=50; while true; do v=$((145 - v)); curl -sf -X PATCH "${auth[@]}" -d "{\"data\": {\"v\": $v}}" "$SIGNALS_BASE/v1/datasets/$ds" >/dev/null; sleep 1; done ) &
+  flipper=$!
+  PIDS+=($flipper)
+  read -r rps _ <<<"$(KEY=$key wrk_run "$SIGNALS_BASE/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
+  kill "$flipper" 2>/dev/null || true
+  wait "$flipper" 2>/dev/null || true
+  curl -sf "$SIGNALS_BASE/metrics" >"$WORK/signals_metrics_status"
+  signals_stop
+  read -r status_ms status_median status_runs <<<"$(signals_sweep_ms "$WORK/signals_metrics_status" status)"
+  line "$store.sweep_status_ms_per_run (mean of $status_runs runs, 100 statuses changing a second)" "$status_ms" 5
+  line "$store.post_pin_rps_status_load (100 statuses changing a second, vs the last sweeping run without)" "$rps" "${on[-1]}"
+}
+if [ "$ONLY" = signals ]; then
+  echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"
+  for store in ${BENCH_STORES:-sqlite postgres}; do bench_signals "$store"; done
   exit 0
 fi
 
@@ -690,5 +817,6 @@ print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expecte
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores; ${DUR}s per figure, $CONNS connections"
 for store in ${BENCH_STORES:-sqlite postgres}; do bench_store "$store"; done
+if [ -z "$ONLY" ]; then for store in ${BENCH_STORES:-sqlite postgres}; do bench_signals "$store"; done; fi
 # Share pages in Chromium: page bytes of a 20-pin board, commit-to-DOM latency (bench/browser.py).
 if [ -z "$ONLY" ]; then tests/browser/ensure.sh && python3 bench/browser.py "$BIN" $([ $SMOKE = 1 ] && echo --smoke); fi

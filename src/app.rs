@@ -91,6 +91,10 @@ impl AppState {
         let cache_bytes = settings.render.cache_bytes / 2;
         events.prune_in_background();
         events.sweep_stale_in_background(settings.freshness.check_secs);
+        events.sweep_statuses_in_background(
+            settings.freshness.check_secs,
+            settings.limits.version_retention,
+        );
         AppState {
             events,
             open_per_address: crate::limits::OpenPerAddress::new(

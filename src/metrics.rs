@@ -26,8 +26,8 @@ use axum::{
 };
 use pin_project_lite::pin_project;
 use prometheus::{
-    core::Collector, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec,
-    Opts, Registry, TextEncoder,
+    core::Collector, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 /// Upper bounds of the latency histogram, seconds.
@@ -147,6 +147,30 @@ pub struct PoolUse {
     pub in_use: u32,
 }
 
+/// The background sweeps of the signals (CONTRACT.md 15), timed per run.
+#[derive(Debug, Clone, Copy)]
+pub enum Sweep {
+    /// Pins whose expected push is overdue (`pin.stale`).
+    Stale,
+    /// Pins whose status must be read again (`pin.status`).
+    Status,
+}
+
+impl Sweep {
+    const ALL: [Sweep; 2] = [Sweep::Stale, Sweep::Status];
+
+    fn label(self) -> &'static str {
+        match self {
+            Sweep::Stale => "stale",
+            Sweep::Status => "status",
+        }
+    }
+}
+
+/// Upper bounds of the sweep histogram, seconds: a sweep that finds nothing is one indexed
+/// read, well under a millisecond.
+const SWEEP_BUCKETS: [f64; 8] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05];
+
 /// The counters and gauges of one application.
 pub struct Metrics {
     registry: Registry,
@@ -160,6 +184,7 @@ pub struct Metrics {
     store_up: IntGaugeVec,
     pool_open: IntGaugeVec,
     pool_in_use: IntGaugeVec,
+    sweeps: [Histogram; Sweep::ALL.len()],
 }
 
 impl Default for Metrics {
@@ -222,7 +247,18 @@ impl Metrics {
             "limit",
         );
         add(Box::new(EVENTS_LOGGED.clone()));
+        let sweeps = HistogramVec::new(
+            HistogramOpts::new(
+                "corkboard_sweep_duration_seconds",
+                "Time one run of a background sweep took (its store statements), by sweep.",
+            )
+            .buckets(SWEEP_BUCKETS.to_vec()),
+            &["sweep"],
+        )
+        .expect(CONSTANT);
+        add(Box::new(sweeps.clone()));
         Metrics {
+            sweeps: Sweep::ALL.map(|sweep| sweeps.with_label_values(&[sweep.label()])),
             by_class: CLASSES.map(|class| by_class.with_label_values(&[class])),
             latency,
             by_route,
@@ -280,6 +316,11 @@ impl Metrics {
             open,
             metrics: self.clone(),
         }
+    }
+
+    /// Times one run of `sweep`.
+    pub fn swept(&self, sweep: Sweep, took: Duration) {
+        self.sweeps[sweep as usize].observe(took.as_secs_f64());
     }
 
     /// Counts a refusal by `limit`.

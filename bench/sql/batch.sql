@@ -42,12 +42,12 @@ SELECT array_agg('p-' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 10
   array_fill(:now::int8, ARRAY[100]) AS nows, array_fill(NULL::int8, ARRAY[100]) AS nullints
   FROM generate_series(1, 100) AS i \gset
 INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
-    expected_every_secs, last_pushed_at, stale_due_at)
+    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)
   SELECT u.id, u.ws, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title,
     ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, u.created_at, u.updated_at, u.key,
-    u.expected_every_secs, u.last_pushed_at, u.stale_due_at
+    u.expected_every_secs, u.last_pushed_at, u.stale_due_at, u.status_rules, u.status, u.status_due
   FROM UNNEST(:wss::text[], :ids::text[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[],
     :nulls::text[], :tags::text[], :nulls::text[], :versions::int8[], :nows::int8[], :nows::int8[], :nulls::text[],
-    :nullints::int8[], :nows::int8[], :nullints::int8[])
+    :nullints::int8[], :nows::int8[], :nullints::int8[], :nulls::text[], :nulls::text[], :nullints::int8[])
   AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance,
-    version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at);
+    version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due);

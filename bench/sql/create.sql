@@ -2,8 +2,8 @@
 -- explicit transaction: the key lookup (store::FIND_KEY), the rate-limit check
 -- (limits::postgres::CHECK) and the insert (store::INSERT_PIN). The text is the store's with
 -- pgbench variables for `$n`; `cargo test bench_sql` fails if they differ. pgbench can't send
--- NULL: title, provenance, key, expected_every_secs and stale_due_at (NULL in the
--- benchmark's pin) are literals. Under load the service
+-- NULL: title, provenance, key, expected_every_secs, stale_due_at, status_rules, status and
+-- status_due (NULL in the benchmark's pin) are literals. Under load the service
 -- inserts many creates' pins in one statement (group commit, store/pg_commit.rs); this runs
 -- each create's statements on its own, as a server that commits each create alone would.
 -- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
@@ -37,5 +37,6 @@ INSERT INTO rate_limit_windows AS r
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
   RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
 INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
-    expected_every_secs, last_pushed_at, stale_due_at)
-  VALUES (:id, :ws, :pin_type, :config, :layout, :public, NULL, :tags, NULL, :version, :now, :now, NULL, NULL, :now, NULL);
+    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)
+  VALUES (:id, :ws, :pin_type, :config, :layout, :public, NULL, :tags, NULL, :version, :now, :now, NULL, NULL, :now, NULL,
+    NULL, NULL, NULL);

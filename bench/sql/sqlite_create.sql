@@ -4,5 +4,6 @@
 -- bench/sqlite_ceiling.py runs it in a loop with the store's pragmas.
 SELECT * FROM api_keys WHERE lookup = :lookup;
 INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
-    expected_every_secs, last_pushed_at, stale_due_at)
-  VALUES (:id, :ws, :pin_type, :config, :layout, :public, :title, :tags, :provenance, :version, :now, :now, :key, :expected, :now, :due);
+    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)
+  VALUES (:id, :ws, :pin_type, :config, :layout, :public, :title, :tags, :provenance, :version, :now, :now, :key, :expected, :now, :due,
+    NULL, NULL, NULL);

@@ -52,22 +52,25 @@ SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]:
   ARRAY[require_sign_in]::text AS sign_ins, ARRAY[allow_comments]::text AS comments,
   ARRAY[key]::text AS pin_keys, ARRAY['pin.updated']::text AS events, ARRAY['[]']::text AS boards,
   ARRAY[:data::text]::text AS datas, ARRAY[expected_every_secs]::text AS expecteds,
-  ARRAY[:now::int8 + expected_every_secs * 1000]::text AS dues
+  ARRAY[:now::int8 + expected_every_secs * 1000]::text AS dues, ARRAY[status_rules]::text AS rules,
+  ARRAY[status]::text AS statuses, ARRAY[NULL::int8]::text AS status_dues
   FROM pins WHERE workspace_id = :ws ORDER BY id OFFSET :n LIMIT 1 \gset
 SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments,
-  title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at
+  title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at,
+  status_rules, status
   FROM pins WHERE workspace_id = :ws AND id = ANY(:ids);
 BEGIN;
 SELECT id, version FROM pins WHERE (workspace_id, id) IN (SELECT * FROM UNNEST(:wss::text[], :ids::text[])) ORDER BY id FOR UPDATE;
 WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[], :titles::text[], :tags::text[], :provenances::text[], :versions::int8[], :nows::int8[], :edits::bool[], :sign_ins::bool[], :comments::bool[], :pin_keys::text[], :keep_above::int8[], :expecteds::int8[],
-    :nows::int8[], :dues::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above,
-    expected_every_secs, last_pushed_at, stale_due_at)),
+    :nows::int8[], :dues::int8[], :rules::text[], :statuses::text[], :status_dues::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above,
+    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)),
   saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key,
-    expected_every_secs, last_pushed_at) SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key,
-    p.expected_every_secs, p.last_pushed_at FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected WHERE p.version > u.keep_above),
+    expected_every_secs, last_pushed_at, status_rules, status) SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key,
+    p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected WHERE p.version > u.keep_above),
   pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above),
   changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, is_public = u.is_public, title = u.title, tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key,
-    expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, stale_due_at = u.stale_due_at FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id)
+    expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status,
+    status_due = COALESCE(p.status_due, u.status_due) FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id)
   SELECT c.id, COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id;
 WITH locked AS MATERIALIZED ( SELECT pg_advisory_xact_lock(7277, hashtext(w)) FROM (SELECT DISTINCT unnest(:wss::text[]) AS w ORDER BY 1) ws),
   appended AS (INSERT INTO events (workspace_id, event, resource_id, version, boards, at, data) SELECT e.ws, e.event, e.id, e.version, ARRAY(SELECT jsonb_array_elements_text(e.boards::jsonb)), e.at, e.data FROM UNNEST(:wss::text[], :events::text[], :ids::text[], :versions::int8[], :boards::text[], :nows::int8[], :datas::text[]) WITH ORDINALITY AS e (ws, event, id, version, boards, at, data, n) WHERE (SELECT count(*) FROM locked) >= 0 ORDER BY e.n RETURNING workspace_id)

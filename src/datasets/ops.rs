@@ -9,7 +9,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    store::DatasetQuery,
+    store::{DatasetQuery, Store},
     templates::Datasets,
     wire::{Deleted, Page, PageParams, Precondition},
 };
@@ -32,6 +32,7 @@ pub async fn create(
         .store
         .insert_dataset(&who.workspace_id, &dataset)
         .await?;
+    state.events.statuses_due();
     DatasetRecord::new(&dataset)
 }
 
@@ -79,6 +80,7 @@ pub async fn update(
             update.apply(d, now)
         })
         .await?;
+    state.events.statuses_due();
     DatasetRecord::new(&dataset)
 }
 
@@ -96,6 +98,7 @@ pub async fn delete(
             precondition.check_version(d.version)
         })
         .await?;
+    state.events.statuses_due();
     Ok(Deleted::new(id))
 }
 
@@ -129,6 +132,7 @@ pub async fn write_named(
         }
         other => other?,
     };
+    state.events.statuses_due();
     DatasetRecord::new(&dataset)
 }
 
@@ -138,8 +142,17 @@ pub async fn for_templates(
     workspace_id: &str,
     names: &BTreeSet<String>,
 ) -> Result<Datasets> {
+    named_in(&state.store, workspace_id, names).await
+}
+
+/// [`for_templates`] from the store itself (the status sweep has no request).
+pub async fn named_in(
+    store: &Store,
+    workspace_id: &str,
+    names: &BTreeSet<String>,
+) -> Result<Datasets> {
     let names: Vec<String> = names.iter().cloned().collect();
-    let found = state.store.datasets_named(workspace_id, &names).await?;
+    let found = store.datasets_named(workspace_id, &names).await?;
     found
         .into_iter()
         .map(|d| {

@@ -179,6 +179,11 @@ struct PublicPin {
     last_pushed_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     stale: Option<bool>,
+    /// Status shows on share pages too, and a `pin.status` says what it was before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_status: Option<String>,
 }
 
 /// Of a pin's metadata, the title alone (never tags or provenance).
@@ -246,6 +251,19 @@ mod tests {
             "id: t7\nevent: pin.updated\ndata: {\"type\":\"pin.updated\",\"id\":\"p-1\\\"x\",\
              \"version\":2,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
              \"pin_type\":\"kpi\",\"metadata\":{\"title\":\"T\"}}}\n\n"
+        );
+        let status = Frame::of(event(
+            EventKind::PinStatus,
+            Some(3),
+            r#"{"id":"p-1","tags":["a"],"status_rules":[],"status":"critical","previous_status":"ok"}"#,
+        ))
+        .expect("frame");
+        assert_eq!(
+            status.share_bytes(|seq| format!("t{seq}")).expect("public"),
+            "id: t7\nevent: pin.status\ndata: {\"type\":\"pin.status\",\"id\":\"p-1\\\"x\",\
+             \"version\":3,\"at\":\"1970-01-01T00:00:00.000Z\",\"data\":{\"id\":\"p-1\",\
+             \"status\":\"critical\",\"previous_status\":\"ok\"}}\n\n",
+            "a share stream shows the status and what it was, not the rules or tags"
         );
         let dataset =
             Frame::of(event(EventKind::DatasetDeleted, None, r#"{"id":"d-1"}"#)).expect("frame");

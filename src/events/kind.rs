@@ -13,6 +13,8 @@ pub enum EventKind {
     PinDeleted,
     /// A pin's expected push didn't come (CONTRACT.md 15): once per lapse.
     PinStale,
+    /// A pin's status changed (CONTRACT.md 15): once per change.
+    PinStatus,
     PinboardCreated,
     PinboardUpdated,
     PinboardDeleted,
@@ -31,11 +33,12 @@ pub enum Resource {
 
 impl EventKind {
     /// Every kind, in the order the API description lists them.
-    pub const ALL: [EventKind; 10] = [
+    pub const ALL: [EventKind; 11] = [
         EventKind::PinCreated,
         EventKind::PinUpdated,
         EventKind::PinDeleted,
         EventKind::PinStale,
+        EventKind::PinStatus,
         EventKind::PinboardCreated,
         EventKind::PinboardUpdated,
         EventKind::PinboardDeleted,
@@ -45,8 +48,8 @@ impl EventKind {
     ];
 
     /// The name of every kind, in the order of [`EventKind::ALL`].
-    pub const NAMES: [&'static str; 10] = {
-        let mut names = [""; 10];
+    pub const NAMES: [&'static str; EventKind::ALL.len()] = {
+        let mut names = [""; EventKind::ALL.len()];
         let mut i = 0;
         while i < names.len() {
             names[i] = EventKind::ALL[i].as_str();
@@ -62,6 +65,7 @@ impl EventKind {
             EventKind::PinUpdated => "pin.updated",
             EventKind::PinDeleted => "pin.deleted",
             EventKind::PinStale => "pin.stale",
+            EventKind::PinStatus => "pin.status",
             EventKind::PinboardCreated => "pinboard.created",
             EventKind::PinboardUpdated => "pinboard.updated",
             EventKind::PinboardDeleted => "pinboard.deleted",
@@ -84,7 +88,8 @@ impl EventKind {
             EventKind::PinCreated
             | EventKind::PinUpdated
             | EventKind::PinDeleted
-            | EventKind::PinStale => Resource::Pin,
+            | EventKind::PinStale
+            | EventKind::PinStatus => Resource::Pin,
             EventKind::PinboardCreated
             | EventKind::PinboardUpdated
             | EventKind::PinboardDeleted => Resource::Pinboard,

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use crate::{
     datasets::DatasetRecord,
     error::{Error, Result},
-    metrics::{Limit, Metrics},
+    metrics::{Limit, Metrics, Sweep},
     pinboards::BoardWithPins,
     pins::PinRecord,
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
@@ -74,6 +74,14 @@ impl Render for Records {
         serde_json::to_string(&PinRecord::new(pin, &self.public_base)?).map_err(Error::internal)
     }
 
+    fn pin_status(&self, pin: &Pin, previous: Option<&str>) -> Result<String> {
+        serde_json::to_string(&StatusChange {
+            record: PinRecord::new(pin, &self.public_base)?,
+            previous_status: previous,
+        })
+        .map_err(Error::internal)
+    }
+
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String> {
         serde_json::to_string(&BoardWithPins::new(board, pins, &self.public_base)?)
             .map_err(Error::internal)
@@ -82,6 +90,14 @@ impl Render for Records {
     fn dataset(&self, dataset: &Dataset) -> Result<String> {
         serde_json::to_string(&DatasetRecord::new(dataset)?).map_err(Error::internal)
     }
+}
+
+/// What a `pin.status` event carries: the pin's record and the status it had before.
+#[derive(Serialize)]
+struct StatusChange<'a> {
+    #[serde(flatten)]
+    record: PinRecord,
+    previous_status: Option<&'a str>,
 }
 
 /// One replica's live side: the feeds of the workspaces someone watches, the open streams
@@ -97,6 +113,8 @@ pub struct Hub {
     share_ids: tokio::sync::OnceCell<token::ShareIds>,
     /// Where streams are counted: open, frames delivered, ended for lag, refused.
     metrics: Arc<Metrics>,
+    /// Wakes the status sweep: a write has marked pins for it.
+    statuses: tokio::sync::Notify,
 }
 
 impl Hub {
@@ -109,6 +127,7 @@ impl Hub {
             stop: watch::channel(false).0,
             share_ids: tokio::sync::OnceCell::new(),
             metrics,
+            statuses: tokio::sync::Notify::new(),
         })
     }
 
@@ -199,7 +218,10 @@ impl Hub {
                 every.tick().await;
                 let Some(hub) = hub.upgrade() else { return };
                 loop {
-                    match hub.store.sweep_stale(crate::clock::now_ms(), SWEEP).await {
+                    let started = std::time::Instant::now();
+                    let swept = hub.store.sweep_stale(crate::clock::now_ms(), SWEEP).await;
+                    hub.metrics.swept(Sweep::Stale, started.elapsed());
+                    match swept {
                         Ok(swept) if swept == SWEEP => continue,
                         Ok(_) => break,
                         Err(e) => {
@@ -208,6 +230,41 @@ impl Hub {
                         }
                     }
                 }
+            }
+        });
+    }
+
+    /// Asks the status sweep to run now: a dataset changed, or a templated pin with status
+    /// rules was written (either marked pins for it).
+    pub fn statuses_due(&self) {
+        self.statuses.notify_one();
+    }
+
+    /// Reads the pins marked for it against their datasets ([`crate::pins::status::sweep`])
+    /// when woken by [`Hub::statuses_due`], and every `check_secs` for the marks of other
+    /// replicas' writes, while the hub lives.
+    pub fn sweep_statuses_in_background(self: &Arc<Self>, check_secs: u64, retention: u32) {
+        /// Marks one sweep reads; a sweep goes on while it reads that many.
+        const SWEEP: i64 = 200;
+        let hub = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let every = Duration::from_secs(check_secs.max(1));
+            loop {
+                let Some(hub) = hub.upgrade() else { return };
+                loop {
+                    let started = std::time::Instant::now();
+                    let swept = crate::pins::status::sweep(&hub.store, retention, SWEEP).await;
+                    hub.metrics.swept(Sweep::Status, started.elapsed());
+                    match swept {
+                        Ok(read) if i64::try_from(read) == Ok(SWEEP) => continue,
+                        Ok(_) => break,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "reading statuses again");
+                            break;
+                        }
+                    }
+                }
+                let _ = tokio::time::timeout(every, hub.statuses.notified()).await;
             }
         });
     }

@@ -34,6 +34,9 @@ pub struct MergePatchBody {
     /// Seconds between expected pushes, or `null` to expect none.
     #[schemars(range(min = super::EXPECTED_MIN_SECS, max = super::EXPECTED_MAX_SECS))]
     pub expected_every_secs: Option<Option<i64>>,
+    /// The status rules (replaced whole, as arrays are), or `null` to remove them.
+    #[schemars(length(max = super::status::MAX_RULES))]
+    pub status_rules: Option<Option<Vec<super::status::StatusRule>>>,
     pub metadata: Option<MergePatchMetadata>,
 }
 
@@ -53,11 +56,11 @@ pub const MEDIA_TYPE: &str = "application/merge-patch+json";
 
 /// The members of the writable document: the first four can change, not go.
 const REQUIRED: [&str; 4] = ["pin_type", "pin_config", "pin_layout", "is_public"];
-const OPTIONAL: [&str; 3] = ["key", "expected_every_secs", "metadata"];
+const OPTIONAL: [&str; 4] = ["key", "expected_every_secs", "status_rules", "metadata"];
 const METADATA: [&str; 3] = ["title", "tags", "provenance"];
 
 /// What a pin's writable document is now: `{pin_type, pin_config, pin_layout, is_public,
-/// key, expected_every_secs, metadata: {title, tags, provenance}}`.
+/// key, expected_every_secs, status_rules, metadata: {title, tags, provenance}}`.
 pub fn document(pin: &Pin) -> Result<Value> {
     let stored = |what: &str, text: &str| {
         serde_json::from_str::<Value>(text).map_err(|e| Error::internal_in(what.to_owned(), e))
@@ -67,6 +70,11 @@ pub fn document(pin: &Pin) -> Result<Value> {
         .as_deref()
         .map(|text| stored("stored provenance", text))
         .transpose()?;
+    let status_rules = pin
+        .status_rules
+        .as_deref()
+        .map(|text| stored("stored status rules", text))
+        .transpose()?;
     Ok(json!({
         "pin_type": pin.pin_type,
         "pin_config": stored("stored configuration", &pin.pin_config)?,
@@ -74,6 +82,7 @@ pub fn document(pin: &Pin) -> Result<Value> {
         "is_public": pin.is_public,
         "key": pin.key,
         "expected_every_secs": pin.expected_every_secs,
+        "status_rules": status_rules,
         "metadata": {"title": pin.title, "tags": pin.tags, "provenance": provenance},
     }))
 }
@@ -116,6 +125,7 @@ pub fn change(pin: &Pin, patch: &Value, limits: &Limits) -> Result<PinChange> {
     members.insert("metadata".into(), Value::Object(metadata_all));
     members.entry("key").or_insert(Value::Null);
     members.entry("expected_every_secs").or_insert(Value::Null);
+    members.entry("status_rules").or_insert(Value::Null);
     parse_body::<UpdateBody>(&Value::Object(members), "")?.into_change("", limits)
 }
 
@@ -172,6 +182,8 @@ mod tests {
             updated_at: 2,
             expected_every_secs: None,
             last_pushed_at: 2,
+            status_rules: None,
+            status: None,
         }
     }
 

@@ -6,11 +6,14 @@ pub mod merge;
 pub mod ops;
 pub mod records;
 pub mod rendered;
+pub mod status;
 pub mod upsert;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use status::{Status, StatusRule, MAX_RULES};
 
 use crate::{
     clock,
@@ -129,6 +132,11 @@ pub struct CreateBody {
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<i64>", range(min = EXPECTED_MIN_SECS, max = EXPECTED_MAX_SECS))]
     pub expected_every_secs: Option<Option<i64>>,
+    /// At most 20 rules giving the pin its `status` (CONTRACT.md 15): the first whose path
+    /// holds a number satisfying it decides; none matching is `ok`. `null` or `[]`: none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Vec<StatusRule>>", length(max = MAX_RULES))]
+    pub status_rules: Option<Option<Vec<StatusRule>>>,
 }
 
 /// The bounds of `expected_every_secs`: ten seconds to thirty days.
@@ -189,6 +197,10 @@ pub struct UpdateBody {
     #[serde(default, deserialize_with = "nullable")]
     #[schemars(with = "Option<i64>", range(min = EXPECTED_MIN_SECS, max = EXPECTED_MAX_SECS))]
     pub expected_every_secs: Option<Option<i64>>,
+    /// New status rules (at most 20), replacing the old; `null` or `[]` removes them.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schemars(with = "Option<Vec<StatusRule>>", length(max = MAX_RULES))]
+    pub status_rules: Option<Option<Vec<StatusRule>>>,
 }
 
 /// `metadata` of a create or update. `title: null` clears the title, `tags: null` the
@@ -450,6 +462,7 @@ impl CreateBody {
             }),
             key: Some(Some(key.to_owned())),
             expected_every_secs: self.expected_every_secs,
+            status_rules: self.status_rules.clone(),
         };
         let pin = self.into_pin(prefix, limits, now)?;
         let change = update.into_change(prefix, limits)?;
@@ -500,7 +513,11 @@ impl CreateBody {
         }
         let expected_every_secs = self.expected_every_secs.flatten();
         check_expected(expected_every_secs, &format!("{prefix}expected_every_secs"))?;
-        Ok(Pin {
+        let status_rules = status::check(
+            self.status_rules.flatten(),
+            &format!("{prefix}status_rules"),
+        )?;
+        let mut pin = Pin {
             id: crate::ids::new_id("p-"),
             pin_type: pin_type.as_str().to_owned(),
             pin_config,
@@ -518,7 +535,11 @@ impl CreateBody {
             updated_at: now,
             expected_every_secs,
             last_pushed_at: now,
-        })
+            status_rules,
+            status: None,
+        };
+        status::restate(&mut pin)?;
+        Ok(pin)
     }
 }
 
@@ -535,6 +556,8 @@ pub struct PinChange {
     provenance: Option<Option<String>>,
     key: Option<Option<String>>,
     expected_every_secs: Option<Option<i64>>,
+    /// New rules as stored (`None` inside: remove them).
+    status_rules: Option<Option<String>>,
 }
 
 impl UpdateBody {
@@ -579,6 +602,10 @@ impl UpdateBody {
         if let Some(secs) = self.expected_every_secs {
             check_expected(secs, &format!("{prefix}expected_every_secs"))?;
         }
+        let status_rules = self
+            .status_rules
+            .map(|rules| status::check(rules, &format!("{prefix}status_rules")))
+            .transpose()?;
         let change = PinChange {
             pin_type,
             config,
@@ -589,11 +616,12 @@ impl UpdateBody {
             provenance,
             key: self.key,
             expected_every_secs: self.expected_every_secs,
+            status_rules,
         };
         if change.is_empty() {
             return Err(Error::validation(
                 prefix.trim_end_matches('.').to_owned(),
-                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public, key, expected_every_secs or metadata)",
+                "at least one field to update (pin_type, pin_config, content, pin_layout, is_public, key, expected_every_secs, status_rules or metadata)",
             ));
         }
         Ok(change)
@@ -618,6 +646,7 @@ impl PinChange {
             && self.provenance.is_none()
             && self.key.is_none()
             && self.expected_every_secs.is_none()
+            && self.status_rules.is_none()
     }
 
     /// The pin after this change: the next version, with the configuration valid for its
@@ -658,6 +687,10 @@ impl PinChange {
         if let Some(secs) = self.expected_every_secs {
             pin.expected_every_secs = secs;
         }
+        if let Some(rules) = &self.status_rules {
+            pin.status_rules = rules.clone();
+        }
+        status::restate(&mut pin)?;
         pin.version += 1;
         pin.updated_at = now.max(pin.updated_at);
         pin.last_pushed_at = now.max(pin.last_pushed_at);
@@ -696,6 +729,13 @@ pub struct PinRecord {
     /// Whether more than `expected_every_secs` has passed since `last_pushed_at` (always
     /// false without an expectation).
     pub stale: bool,
+    /// The rules that give `status`; `null`: none.
+    #[schemars(with = "Option<Vec<StatusRule>>")]
+    pub status_rules: Option<JsonText>,
+    /// What the rules give the rendered configuration (`ok` when none matches); `null`
+    /// without rules.
+    #[schemars(with = "Option<Status>")]
+    pub status: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -723,6 +763,8 @@ impl PinRecord {
             expected_every_secs: pin.expected_every_secs,
             last_pushed_at: clock::iso(pin.last_pushed_at),
             stale: pin.stale_at(clock::now_ms()),
+            status_rules: pin.status_rules.map(JsonText::stored).transpose()?,
+            status: pin.status,
             pin_config: JsonText::stored(pin.pin_config)?,
             metadata: RecordMetadata {
                 title: pin.title,
@@ -762,6 +804,12 @@ impl PinRecord {
             expected_every_secs: pin.expected_every_secs,
             last_pushed_at: clock::iso(pin.last_pushed_at),
             stale: pin.stale_at(clock::now_ms()),
+            status_rules: pin
+                .status_rules
+                .as_deref()
+                .map(JsonText::stored)
+                .transpose()?,
+            status: pin.status.clone(),
         })
     }
 }

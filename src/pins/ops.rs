@@ -21,7 +21,7 @@ use crate::{
     auth::{also_needs, Principal, Scope},
     clock,
     error::{Error, Result},
-    store::{Created, Idempotent, Pin, PinKey, PinQuery, Serialized},
+    store::{Created, Idempotent, Logged, Pin, PinKey, PinQuery, Serialized},
     wire::{
         body::NO_NUL,
         idempotency::{live_since, replay},
@@ -38,6 +38,14 @@ pub(crate) fn reads_datasets(who: &Principal, templated: bool) -> Result<()> {
         also_needs(who, Scope::DatasetsRead)
     } else {
         Ok(())
+    }
+}
+
+/// Wakes the status sweep when one of `written` asks it to read the pin against its
+/// datasets (a templated pin with status rules: [`Pin::status_due`]).
+pub(crate) fn statuses_due<'p>(state: &AppState, written: impl IntoIterator<Item = &'p Pin>) {
+    if written.into_iter().any(|pin| pin.status_due().is_some()) {
+        state.events.statuses_due();
     }
 }
 
@@ -235,7 +243,9 @@ async fn store_new<T: serde::Serialize>(
         created_at: now,
         live_since: live_since(state, now),
     });
-    match state.store.insert_pins(ws, pins, record.as_ref()).await? {
+    let created = state.store.insert_pins(ws, pins, record.as_ref()).await?;
+    statuses_due(state, pins);
+    match created {
         Created::Stored => Ok(Outcome {
             data,
             replayed: false,
@@ -259,7 +269,8 @@ pub async fn create(
 ) -> Result<Written<Outcome<CreatedPin>>> {
     let pin = body.into_pin("", state.limits(), clock::now_ms())?;
     reads_datasets(who, crate::templates::json_names_any(&pin.pin_config))?;
-    let pins = vec![pin];
+    let mut pins = vec![pin];
+    super::status::read_new(&state.store, &who.workspace_id, &mut pins).await?;
     if dry_run {
         check_keys_free(state, &who.workspace_id, &pins, false).await?;
         return Written::dry_run(state, &pins);
@@ -301,7 +312,7 @@ pub async fn create_batch(
 ) -> Result<Written<Outcome<Creates>>> {
     check_batch_len(body.pins.len(), "pins", state)?;
     let now = clock::now_ms();
-    let pins = body
+    let mut pins = body
         .pins
         .iter()
         .enumerate()
@@ -319,6 +330,7 @@ pub async fn create_batch(
     )?;
     check_distinct_keys(&pins)?;
     let ws = &who.workspace_id;
+    super::status::read_new(&state.store, ws, &mut pins).await?;
     if dry_run {
         check_keys_free(state, ws, &pins, true).await?;
         return Written::dry_run(state, &pins);
@@ -681,6 +693,7 @@ pub async fn append(
         }
         size.store(appended.size, Ordering::Relaxed);
         pin.pin_config = text;
+        super::status::restate(&mut pin)?;
         pin.version += 1;
         pin.updated_at = now.max(pin.updated_at);
         pin.last_pushed_at = now.max(pin.last_pushed_at);
@@ -719,7 +732,12 @@ pub(crate) async fn write_one(
     for _ in 0..DECIDED_TRIES {
         let old = target.find(state, ws).await?;
         let new = apply(old.clone())?;
-        if let Some(pin) = state.store.update_read(ws, old, new, retention).await? {
+        if let Some(pin) = state
+            .store
+            .update_read(ws, old, new, retention, Logged::Write)
+            .await?
+        {
+            statuses_due(state, [&pin]);
             return Ok(Written::Done(UpdatedPin::of(&pin)));
         }
     }
@@ -737,6 +755,7 @@ pub(crate) async fn write_one(
     let pin = updated
         .first()
         .ok_or_else(|| Error::internal("update returned no pin"))?;
+    statuses_due(state, [pin]);
     Ok(Written::Done(UpdatedPin::of(pin)))
 }
 
@@ -818,7 +837,10 @@ pub async fn update_batch(
         )
         .await;
     match updated {
-        Ok(updated) => Ok(updated.iter().map(UpdatedPin::of).collect()),
+        Ok(updated) => {
+            statuses_due(state, &updated);
+            Ok(updated.iter().map(UpdatedPin::of).collect())
+        }
         Err(e @ Error::Taken { index: None, .. }) => {
             // The index names no item: the first whose new key another pin holds.
             let keyed: Vec<(&str, Option<&str>)> = ids

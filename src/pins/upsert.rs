@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    ops::{check_batch_len, reads_datasets, Written},
+    ops::{check_batch_len, reads_datasets, statuses_due, Written},
     CreateBody, CreatedPin, PinChange, PinRecord, UpdatedPin, BATCH_ITEMS,
 };
 use crate::{
@@ -15,7 +15,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    store::{Pin, Upserted},
+    store::{Logged, Pin, Upserted},
     templates::json_names_any,
     wire::parse_body,
 };
@@ -105,9 +105,10 @@ pub async fn upsert(
 ) -> Result<Written<UpsertedPin>> {
     let limits = state.limits();
     let now = clock::now_ms();
-    let (new, change) = body.into_upsert(key, "", limits, now)?;
+    let (mut new, change) = body.into_upsert(key, "", limits, now)?;
     reads_datasets(who, json_names_any(&new.pin_config))?;
     let ws = &who.workspace_id;
+    super::status::read_new(&state.store, ws, std::slice::from_mut(&mut new)).await?;
     // Most upserts of a feed repeat what the pin says: answered from a read, without the
     // writer. One that differs goes to the group commit as decided from the read, as a
     // PATCH does; if the pin moved on meanwhile (or a new key is created), it is decided
@@ -127,7 +128,11 @@ pub async fn upsert(
             return Written::dry_run(state, &[updated]);
         }
         let retention = limits.version_retention;
-        if let Some(pin) = state.store.update_read(ws, old, updated, retention).await? {
+        if let Some(pin) = state
+            .store
+            .update_read(ws, old, updated, retention, Logged::Write)
+            .await?
+        {
             return answer(state, Upserted::Updated(pin), false);
         }
     } else if dry_run {
@@ -150,6 +155,9 @@ pub async fn upsert(
 }
 
 fn answer(state: &AppState, done: Upserted, dry_run: bool) -> Result<Written<UpsertedPin>> {
+    if let Upserted::Created(pin) | Upserted::Updated(pin) = &done {
+        statuses_due(state, [pin]);
+    }
     Ok(match done {
         Upserted::Unchanged(pin) if dry_run => {
             Written::DryRun(vec![PinRecord::from_pin(pin, state.public_base())?])
@@ -197,6 +205,7 @@ pub async fn upsert_batch(
     }
     reads_datasets(who, news.iter().any(|p| json_names_any(&p.pin_config)))?;
     let ws = &who.workspace_id;
+    super::status::read_new(&state.store, ws, &mut news).await?;
     if dry_run {
         return preview(state, ws, &news, &changes, now).await;
     }
@@ -208,6 +217,13 @@ pub async fn upsert_batch(
                 .map_err(|e| e.at_index(i))
         })
         .await?;
+    statuses_due(
+        state,
+        done.iter().filter_map(|done| match done {
+            Upserted::Created(pin) | Upserted::Updated(pin) => Some(pin),
+            Upserted::Unchanged(_) => None,
+        }),
+    );
     Ok(Written::Done(done.iter().map(UpsertResult::of).collect()))
 }
 

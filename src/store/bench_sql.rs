@@ -80,7 +80,7 @@ const LIMIT_CHECK: [&str; 10] = [
     ":write_capacity",
 ];
 
-const PG_INSERT_PIN: [&str; 16] = [
+const PG_INSERT_PIN: [&str; 19] = [
     ":id",
     ":ws",
     ":pin_type",
@@ -96,6 +96,9 @@ const PG_INSERT_PIN: [&str; 16] = [
     "NULL",
     "NULL",
     ":now",
+    "NULL",
+    "NULL",
+    "NULL",
     "NULL",
 ];
 
@@ -155,6 +158,9 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
         ":nullints",
         ":nows",
         ":nullints",
+        ":nulls",
+        ":nulls",
+        ":nullints",
     ];
     assert_runs(
         "batch.sql",
@@ -191,6 +197,9 @@ fn pgbench_update_runs_what_a_postgres_update_runs() {
         ":expecteds",
         ":nows",
         ":dues",
+        ":rules",
+        ":statuses",
+        ":status_dues",
     ];
     let event = [
         ":wss",
@@ -235,6 +244,9 @@ fn sqlite_ceiling_runs_what_a_sqlite_create_runs() {
         ":expected",
         ":now",
         ":due",
+        "NULL",
+        "NULL",
+        "NULL",
     ];
     assert_runs(
         "sqlite_create.sql",

@@ -123,7 +123,8 @@ const UPDATE_BOARD: &str =
 /// Every placement of a board with its pin: one join, ordered by position.
 const PLACED_PINS: &str = "SELECT pl.x, pl.y, pl.w, pl.h, p.id, p.pin_type, p.pin_config, p.pin_layout, \
      p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.version, \
-     p.created_at, p.updated_at, p.key, p.expected_every_secs, p.last_pushed_at FROM placements pl JOIN pins p ON p.id = pl.pin_id \
+     p.created_at, p.updated_at, p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
+     FROM placements pl JOIN pins p ON p.id = pl.pin_id \
      WHERE pl.pinboard_id = $1 AND p.workspace_id = $2 ORDER BY pl.y, pl.x, pl.pin_id";
 const SHARED_WORKSPACE: &str = "SELECT workspace_id FROM pins WHERE id = $1 AND is_public \
      AND NOT require_sign_in UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1 \

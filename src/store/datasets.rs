@@ -4,6 +4,7 @@
 use sqlx::Connection as _;
 
 use super::events::NewEvent;
+use super::pins::mark_statuses;
 use super::sql::{is_unique_violation, Backend, Record};
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -259,6 +260,7 @@ impl<B: Backend> DatasetStore for B {
             crate::clock::now_ms(),
         );
         B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
+        mark_statuses::<B>(&mut tx, ws, event.at).await?;
         tx.commit().await?;
         self.committed(ws);
         Ok(())
@@ -319,8 +321,8 @@ async fn insert<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, dataset: &Datas
         .execute(&mut *tx)
         .await
         .map_err(|e| name_taken(e, &dataset.name))?;
-    B::append_events(tx, std::slice::from_ref(&event)).await?;
-    Ok(())
+    B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
+    mark_statuses::<B>(tx, ws, dataset.updated_at).await
 }
 
 /// Writes `new` over the stored dataset of its id and logs its `dataset.updated`, inside
@@ -344,6 +346,6 @@ async fn update<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, new: &Dataset) 
         new,
         store.render().dataset(new)?,
     );
-    B::append_events(tx, std::slice::from_ref(&event)).await?;
-    Ok(())
+    B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
+    mark_statuses::<B>(tx, ws, new.updated_at).await
 }

@@ -19,6 +19,8 @@ use crate::{
 pub trait Render: Send + Sync {
     /// A pin's record, as `GET /pins/{id}` returns it.
     fn pin(&self, pin: &Pin) -> Result<String>;
+    /// A pin's record and the status it had before (`previous_status`), for `pin.status`.
+    fn pin_status(&self, pin: &Pin, previous: Option<&str>) -> Result<String>;
     /// A board's record with its placements, as `GET /pinboards/{id}` returns it.
     fn board(&self, board: &Pinboard, pins: &[PlacedPin]) -> Result<String>;
     /// A dataset's record, as `GET /datasets/{id}` returns it.
@@ -57,6 +59,29 @@ impl NewEvent {
             at: pin.updated_at,
             data: render.pin(pin)?,
         })
+    }
+
+    /// The [`EventKind::PinStatus`] event of a pin whose status was `previous` before this
+    /// state (CONTRACT.md 15), or none when the status is the same.
+    pub(super) fn status(
+        ws: &str,
+        previous: Option<&str>,
+        pin: &Pin,
+        boards: Vec<String>,
+        render: &dyn Render,
+    ) -> Result<Option<Self>> {
+        if previous == pin.status.as_deref() {
+            return Ok(None);
+        }
+        Ok(Some(NewEvent {
+            workspace_id: ws.to_owned(),
+            kind: EventKind::PinStatus,
+            resource_id: pin.id.clone(),
+            version: Some(pin.version),
+            boards,
+            at: pin.updated_at,
+            data: render.pin_status(pin, previous)?,
+        }))
     }
 
     pub(super) fn deleted(

@@ -27,7 +27,8 @@ pub(super) struct Job {
     pub write: Write,
     /// The write's events, appended in the same transaction: one
     /// [`crate::events::EventKind::PinCreated`] per created pin, or the update's
-    /// [`crate::events::EventKind::PinUpdated`], whose boards the loop fills in.
+    /// [`crate::events::EventKind::PinUpdated`] (and [`crate::events::EventKind::PinStatus`]
+    /// when its status changes), whose boards the loop fills in.
     pub events: Vec<NewEvent>,
     pub reply: oneshot::Sender<Result<Outcome>>,
 }
@@ -117,15 +118,14 @@ impl Committer {
     }
 
     /// Stores `update` unless its pin has moved on from the version read, and returns once
-    /// that is committed; `event` is the update's, without its boards.
+    /// that is committed; `events` are the update's, without their boards.
     pub(super) async fn update(
         &self,
         ws: &str,
         update: Update,
-        event: NewEvent,
+        events: Vec<NewEvent>,
     ) -> Result<Outcome> {
-        self.send(ws, Write::Update(Box::new(update)), vec![event])
-            .await
+        self.send(ws, Write::Update(Box::new(update)), events).await
     }
 
     async fn send(&self, ws: &str, write: Write, events: Vec<NewEvent>) -> Result<Outcome> {
@@ -205,6 +205,8 @@ pub(super) mod tests {
             updated_at: 0,
             expected_every_secs: None,
             last_pushed_at: 0,
+            status_rules: None,
+            status: None,
         }
     }
 

@@ -27,7 +27,7 @@ macro_rules! pin_columns {
     () => {
         "id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
          allow_comments, title, tags, provenance, version, created_at, updated_at, key, \
-         expected_every_secs, last_pushed_at"
+         expected_every_secs, last_pushed_at, status_rules, status"
     };
 }
 
@@ -36,7 +36,7 @@ macro_rules! insert_pins_into {
     () => {
         "INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, \
          title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, \
-         last_pushed_at, stale_due_at)"
+         last_pushed_at, stale_due_at, status_rules, status, status_due)"
     };
 }
 
@@ -66,7 +66,9 @@ pub use hooks::{HookQuery, HookRow};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
-pub use pins::{Change, Created, DeleteCheck, Idempotent, Pin, PinKey, PinQuery, Upserted};
+pub use pins::{
+    Change, Created, DeleteCheck, Idempotent, Logged, Pin, PinKey, PinQuery, StatusMark, Upserted,
+};
 pub use placements::Placer;
 pub use sessions::SessionRow;
 
@@ -181,8 +183,10 @@ impl Store {
         fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>>;
         fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
         fn update_pins(&self, ws: &str, ids: &[String], retention: u32, change: &mut Change<'_>) -> Result<Vec<Pin>>;
-        fn update_read(&self, ws: &str, old: Pin, new: Pin, retention: u32) -> Result<Option<Pin>>;
+        fn update_read(&self, ws: &str, old: Pin, new: Pin, retention: u32, logged: Logged) -> Result<Option<Pin>>;
         fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64>;
+        fn status_marks(&self, limit: i64) -> Result<Vec<StatusMark>>;
+        fn clear_status_marks(&self, ws: &str, marks: &[(String, i64, i64)]) -> Result<()>;
         fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()>;
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
         fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;

@@ -38,6 +38,10 @@ pub struct Pin {
     pub expected_every_secs: Option<i64>,
     /// The last create, update, upsert (changed or not) or append.
     pub last_pushed_at: i64,
+    /// The status rules as stored JSON (CONTRACT.md 15), `None` without rules.
+    pub status_rules: Option<String>,
+    /// What the rules gave (`ok`, `warning`, `critical`), `None` without rules.
+    pub status: Option<String>,
 }
 
 impl Pin {
@@ -64,6 +68,15 @@ impl Pin {
             && self.provenance == other.provenance
             && self.key == other.key
             && self.expected_every_secs == other.expected_every_secs
+            && self.status_rules == other.status_rules
+    }
+
+    /// When this state asks the status sweep to read it against its datasets: a pin with
+    /// rules whose configuration names a dataset, as of its last change. Writes keep a mark
+    /// already there (only the sweep clears one, if it is still the mark it read).
+    pub fn status_due(&self) -> Option<i64> {
+        (self.status_rules.is_some() && crate::templates::json_names_any(&self.pin_config))
+            .then_some(self.updated_at)
     }
 
     /// When the pin's next `pin.stale` is due: the expected interval after its last push.
@@ -144,6 +157,24 @@ pub struct Idempotent {
     pub live_since: i64,
 }
 
+/// Which events a grouped update logs ([`PinStore::update_read`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Logged {
+    /// A write: `pin.updated`, and `pin.status` when its status changes.
+    Write,
+    /// A status read again against changed datasets: `pin.status` alone.
+    Status,
+}
+
+/// A pin the status sweep must read again against its datasets, and the mark that says so
+/// (cleared only if it is still this one).
+#[derive(Debug, Clone)]
+pub struct StatusMark {
+    pub workspace_id: String,
+    pub pin: Pin,
+    pub due: i64,
+}
+
 /// What an upsert did with one key.
 #[derive(Debug)]
 pub enum Upserted {
@@ -184,47 +215,67 @@ pub(super) const LIST_PIN_KEYS: &str =
 /// Copies a pin's current state into its versions before it changes.
 const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-     expected_every_secs, last_pushed_at) \
+     expected_every_secs, last_pushed_at, status_rules, status) \
      SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
-     title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at FROM pins WHERE id = $1";
+     title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, \
+     status FROM pins WHERE id = $1";
 /// A pin's past state, from values: a grouped update stores the state it read (and found
 /// unchanged, by its version) without reading it again.
 const INSERT_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
      is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-     expected_every_secs, last_pushed_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
+     expected_every_secs, last_pushed_at, status_rules, status) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)";
 const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
-/// Sets every column of a pin (`$2` to `$17`, [`bind_pin_update`]) but its id and workspace.
+/// Sets every column of a pin (`$2` to `$20`, [`bind_pin_update`]) but its id and workspace.
 macro_rules! update_pin {
     () => {
         "UPDATE pins SET pin_type = $2, pin_config = $3, pin_layout = $4, is_public = $5, title = $6, \
          tags = $7, provenance = $8, version = $9, updated_at = $10, allow_edit = $11, require_sign_in = $12, \
          allow_comments = $13, key = $14, expected_every_secs = $15, last_pushed_at = $16, \
-         stale_due_at = $17 WHERE id = $1"
+         stale_due_at = $17, status_rules = $18, status = $19, status_due = COALESCE(status_due, $20) \
+         WHERE id = $1"
     };
 }
 const UPDATE_PIN: &str = update_pin!();
-/// [`UPDATE_PIN`] if the pin is still at version `$18` of workspace `$19`: a grouped update's
+/// [`UPDATE_PIN`] if the pin is still at version `$21` of workspace `$22`: a grouped update's
 /// compare-and-set (no row: the pin moved on, or is gone).
-const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $18 AND workspace_id = $19");
+const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $21 AND workspace_id = $22");
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
 pub(super) const INSERT_PIN: &str = concat!(
     insert_pins_into!(),
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
 );
 /// [`INSERT_PIN`] for an upsert's new pin: when a concurrent upsert of the same key has
 /// inserted first, nothing (PostgreSQL waits for that transaction, then the upsert reads and
 /// updates the pin it made).
 const INSERT_KEYED_PIN: &str = concat!(
     insert_pins_into!(),
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
      ON CONFLICT (workspace_id, key) WHERE key IS NOT NULL DO NOTHING"
 );
 /// A push that changed nothing: the pin's push time and next due time, not its version.
 const TOUCH_PIN: &str = "UPDATE pins SET last_pushed_at = $2, \
      stale_due_at = $2 + expected_every_secs * 1000 \
      WHERE id = $1 AND version = $3 AND workspace_id = $4 AND last_pushed_at < $2";
+/// A dataset of workspace `$1` was written at `$2`: every pin there with rules whose
+/// configuration may name it is marked for the status sweep with a mark newer than any it
+/// holds (so a sweep that read the older one can't clear this one).
+const MARK_STATUSES: &str =
+    "UPDATE pins SET status_due = CASE WHEN status_due IS NULL OR status_due < $2 \
+     THEN $2 ELSE status_due + 1 END \
+     WHERE workspace_id = $1 AND status_rules IS NOT NULL AND pin_config LIKE '%{{%'";
+/// Whether any pin's `pin.stale` is due at `$1` (through the partial index on the due time).
+const ANY_STALE_DUE: &str = "SELECT 1 FROM pins WHERE stale_due_at <= $1 LIMIT 1";
+/// The marked pins, oldest mark first (every workspace's: the sweep has no caller).
+const STATUS_MARKS: &str = concat!(
+    "SELECT workspace_id, status_due, ",
+    pin_columns!(),
+    " FROM pins WHERE status_due IS NOT NULL ORDER BY status_due LIMIT $1"
+);
+/// Clears a mark the sweep has dealt with, if the pin is still at the version and mark read.
+const CLEAR_STATUS_MARK: &str = "UPDATE pins SET status_due = NULL \
+     WHERE workspace_id = $1 AND id = $2 AND version = $3 AND status_due = $4";
 const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
 const VERSIONS: &str = concat!(
     "SELECT pin_id AS ",
@@ -258,6 +309,8 @@ pub(super) fn pin_at(row: &impl Record, first: usize) -> Result<Pin> {
         key: row.get(first + 14)?,
         expected_every_secs: row.get(first + 15)?,
         last_pushed_at: row.get(first + 16)?,
+        status_rules: row.get(first + 17)?,
+        status: row.get(first + 18)?,
     })
 }
 
@@ -289,6 +342,9 @@ pub(super) fn bind_new_pin<'q, C: Db>(
         .bind(pin.expected_every_secs)
         .bind(pin.last_pushed_at)
         .bind(pin.stale_due_at())
+        .bind(&pin.status_rules)
+        .bind(&pin.status)
+        .bind(pin.status_due())
 }
 
 /// A list's statement before its order and limit: [`LIST_PIN_KEYS`] with the filters
@@ -385,11 +441,17 @@ pub(crate) trait PinStore {
         old: Pin,
         new: Pin,
         retention: u32,
+        logged: Logged,
     ) -> Result<Option<Pin>>;
     /// Logs `pin.stale` for pins whose expected push is overdue at `now` (at most `limit`),
     /// once per lapse: the pin's due time is cleared with its event, in one transaction,
     /// and set again by its next push. Returns how many were logged.
     async fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64>;
+    /// The pins marked for the status sweep (at most `limit`), oldest mark first.
+    async fn status_marks(&self, limit: i64) -> Result<Vec<StatusMark>>;
+    /// Clears each mark `(pin id, version, due)` whose pin is still at that version with
+    /// that mark, in one transaction.
+    async fn clear_status_marks(&self, ws: &str, marks: &[(String, i64, i64)]) -> Result<()>;
     /// Records a push that changed nothing (an upsert saying what the pin says): its
     /// `last_pushed_at` becomes `at`, and its next lapse is counted from there. No version,
     /// no event; nothing when the pin moved on from `version` (that write was a push too).
@@ -450,6 +512,17 @@ async fn pin_boards<B: Backend>(tx: &mut B::Db, pin_id: &str) -> Result<Vec<Stri
     rows.iter().map(|r| Ok(r.get(0)?)).collect()
 }
 
+/// Marks the workspace's pins with rules and templates for the status sweep, inside a
+/// dataset write's transaction (CONTRACT.md 15: a dataset change can change a status).
+pub(super) async fn mark_statuses<B: Backend>(tx: &mut B::Db, ws: &str, at: i64) -> Result<()> {
+    B::query(MARK_STATUSES)
+        .bind(ws)
+        .bind(at)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
 /// Writes `new` over its pin inside the caller's transaction (the pin locked with
 /// [`Backend::LOCK_PINS`]): the old state becomes a version, at most `retention` are kept,
 /// and the [`EventKind::PinUpdated`] event to append is returned. Pin updates and block writes (which
@@ -477,7 +550,7 @@ pub(super) async fn save_change<B: Backend>(
     NewEvent::pin(ws, EventKind::PinUpdated, new, boards, render)
 }
 
-/// Binds `$1` to `$17` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
+/// Binds `$1` to `$20` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
 fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Statement<'q, C> {
     update
         .bind(&new.id)
@@ -497,6 +570,9 @@ fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Stateme
         .bind(new.expected_every_secs)
         .bind(new.last_pushed_at)
         .bind(new.stale_due_at())
+        .bind(&new.status_rules)
+        .bind(&new.status)
+        .bind(new.status_due())
 }
 
 /// How a grouped update went in its group's transaction (SQLite's loop, and PostgreSQL's
@@ -545,6 +621,8 @@ pub(super) async fn store_update<B: Backend>(
             .bind(&old.key)
             .bind(old.expected_every_secs)
             .bind(old.last_pushed_at)
+            .bind(&old.status_rules)
+            .bind(&old.status)
             .execute(&mut *tx)
             .await?;
     }
@@ -573,8 +651,18 @@ impl<B: Backend> PinStore for B {
         let mut events = Vec::with_capacity(ids.len());
         for (i, id) in ids.iter().enumerate() {
             let old = current.remove(id).ok_or_else(|| pin_missing(i))?;
+            let previous = old.status.clone();
             let new = change(i, old)?;
-            events.push(save_change::<B>(&mut *tx, ws, &new, retention, self.render()).await?);
+            let event = save_change::<B>(&mut *tx, ws, &new, retention, self.render()).await?;
+            let status = NewEvent::status(
+                ws,
+                previous.as_deref(),
+                &new,
+                event.boards.clone(),
+                self.render(),
+            )?;
+            events.push(event);
+            events.extend(status);
             updated.push(new);
         }
         B::append_events(&mut *tx, &events).await?;
@@ -589,21 +677,47 @@ impl<B: Backend> PinStore for B {
         old: Pin,
         new: Pin,
         retention: u32,
+        logged: Logged,
     ) -> Result<Option<Pin>> {
-        let event = NewEvent::pin(ws, EventKind::PinUpdated, &new, Vec::new(), self.render())?;
+        let mut events = Vec::with_capacity(2);
+        if logged == Logged::Write {
+            events.push(NewEvent::pin(
+                ws,
+                EventKind::PinUpdated,
+                &new,
+                Vec::new(),
+                self.render(),
+            )?);
+        }
+        events.extend(NewEvent::status(
+            ws,
+            old.status.as_deref(),
+            &new,
+            Vec::new(),
+            self.render(),
+        )?);
         let update = Update {
             old,
             new,
             retention,
         };
         let stored = update.new.clone();
-        Ok(match self.commit_update(ws, update, event).await? {
+        Ok(match self.commit_update(ws, update, events).await? {
             Outcome::Stored => Some(stored),
             _ => None,
         })
     }
 
     async fn sweep_stale(&self, now: i64, limit: i64) -> Result<i64> {
+        // Most checks find nothing due: one indexed read on a reader answers them, without
+        // waiting for the writer (on SQLite, the group commit's).
+        let due = B::query(ANY_STALE_DUE)
+            .bind(now)
+            .fetch_optional(&mut *self.reader().await?)
+            .await?;
+        if due.is_none() {
+            return Ok(0);
+        }
         let sql = format!(
             "UPDATE pins SET stale_due_at = NULL WHERE id IN (SELECT id FROM pins \
              WHERE stale_due_at <= $1 ORDER BY stale_due_at LIMIT $2{}) \
@@ -640,6 +754,41 @@ impl<B: Backend> PinStore for B {
             self.committed(ws);
         }
         Ok(i64::try_from(events.len()).unwrap_or(i64::MAX))
+    }
+
+    async fn status_marks(&self, limit: i64) -> Result<Vec<StatusMark>> {
+        let rows = B::query(STATUS_MARKS)
+            .bind(limit)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(StatusMark {
+                    workspace_id: row.get(0)?,
+                    due: row.get(1)?,
+                    pin: pin_at(row, 2)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn clear_status_marks(&self, ws: &str, marks: &[(String, i64, i64)]) -> Result<()> {
+        if marks.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.writer().await?;
+        let mut tx = conn.begin().await?;
+        for (id, version, due) in marks {
+            B::query(CLEAR_STATUS_MARK)
+                .bind(ws)
+                .bind(id)
+                .bind(*version)
+                .bind(*due)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()> {
@@ -788,7 +937,16 @@ impl<B: Backend> PinStore for B {
                 done.push(Upserted::Unchanged(old));
                 continue;
             }
-            events.push(save_change::<B>(&mut *tx, ws, &updated, retention, self.render()).await?);
+            let event = save_change::<B>(&mut *tx, ws, &updated, retention, self.render()).await?;
+            let status = NewEvent::status(
+                ws,
+                old.status.as_deref(),
+                &updated,
+                event.boards.clone(),
+                self.render(),
+            )?;
+            events.push(event);
+            events.extend(status);
             done.push(Upserted::Updated(updated));
         }
         if events.is_empty() && touched == 0 {

@@ -134,7 +134,7 @@ pub(crate) trait Backend: Sync {
         &self,
         ws: &str,
         update: super::group_commit::Update,
-        event: NewEvent,
+        events: Vec<NewEvent>,
     ) -> Result<super::group_commit::Outcome>;
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<super::Pin>>;
     /// The pins of a page, newest first: which pins and which state of each (the record is

@@ -40,6 +40,7 @@ mod sharing;
 mod signed_in_pages;
 mod slow_clients;
 mod smoke;
+mod status;
 mod templates;
 mod transfer;
 mod upsert;

@@ -116,16 +116,16 @@ pub(crate) const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
 pub(crate) const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], \
      $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[], $10::text[], $11::int8[], \
      $12::int8[], $13::bool[], $14::bool[], $15::bool[], $16::text[], $17::int8[], $18::int8[], \
-     $19::int8[], $20::int8[]) \
+     $19::int8[], $20::int8[], $21::text[], $22::text[], $23::int8[]) \
      AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, \
      version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above, \
-     expected_every_secs, last_pushed_at, stale_due_at)), \
+     expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)), \
      saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-     expected_every_secs, last_pushed_at) \
+     expected_every_secs, last_pushed_at, status_rules, status) \
      SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
      p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key, \
-     p.expected_every_secs, p.last_pushed_at \
+     p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
      FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected \
      WHERE p.version > u.keep_above), \
      pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above), \
@@ -135,7 +135,8 @@ pub(crate) const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[]
      version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, \
      require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key, \
      expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, \
-     stale_due_at = u.stale_due_at \
+     stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status, \
+     status_due = COALESCE(p.status_due, u.status_due) \
      FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id) \
      SELECT c.id, COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') \
      FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id";
@@ -253,6 +254,14 @@ async fn update_pins(
             current
                 .iter()
                 .map(|u| u.new.stale_due_at())
+                .collect::<Vec<_>>(),
+        )
+        .bind(maybe(|p| p.status_rules.as_deref()))
+        .bind(maybe(|p| p.status.as_deref()))
+        .bind(
+            current
+                .iter()
+                .map(|u| u.new.status_due())
                 .collect::<Vec<_>>(),
         )
         .fetch_all(&mut *tx)

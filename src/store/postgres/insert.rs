@@ -14,12 +14,15 @@ macro_rules! insert_from_arrays {
             insert_pins_into!(),
             " SELECT u.id, u.ws, u.pin_type, u.pin_config, u.pin_layout, u.is_public, u.title, \
              ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), u.provenance, u.version, \
-             u.created_at, u.updated_at, u.key, u.expected_every_secs, u.last_pushed_at, u.stale_due_at \
+             u.created_at, u.updated_at, u.key, u.expected_every_secs, u.last_pushed_at, u.stale_due_at, \
+             u.status_rules, u.status, u.status_due \
              FROM UNNEST($1::text[], $2::text[], $3::text[], \
              $4::text[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[], $10::int8[], \
-             $11::int8[], $12::int8[], $13::text[], $14::int8[], $15::int8[], $16::int8[]) \
+             $11::int8[], $12::int8[], $13::text[], $14::int8[], $15::int8[], $16::int8[], \
+             $17::text[], $18::text[], $19::int8[]) \
              AS u (ws, id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, \
-             version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at)"
+             version, created_at, updated_at, key, expected_every_secs, last_pushed_at, stale_due_at, \
+             status_rules, status, status_due)"
         )
     };
 }
@@ -28,9 +31,9 @@ pub(crate) const INSERT_PINS: &str = insert_from_arrays!();
 /// (no live claim holds the key).
 const INSERT_CLAIMED_PINS: &str = concat!(
     "WITH claim AS (INSERT INTO idempotency_keys (workspace_id, key, request_hash, response, created_at) \
-     SELECT $1[1], $17, $18, $19, $20 ON CONFLICT (workspace_id, key) DO UPDATE SET \
+     SELECT $1[1], $20, $21, $22, $23 ON CONFLICT (workspace_id, key) DO UPDATE SET \
      request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at \
-     WHERE idempotency_keys.created_at < $21 RETURNING 1) ",
+     WHERE idempotency_keys.created_at < $24 RETURNING 1) ",
     insert_from_arrays!(),
     " WHERE EXISTS (SELECT 1 FROM claim)"
 );
@@ -95,7 +98,18 @@ pub(super) async fn insert_rows(
             rows.iter()
                 .map(|(_, p)| p.stale_due_at())
                 .collect::<Vec<_>>(),
-        );
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, p)| p.status_rules.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind(
+            rows.iter()
+                .map(|(_, p)| p.status.clone())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rows.iter().map(|(_, p)| p.status_due()).collect::<Vec<_>>());
     if let Some(claim) = claim {
         query = query
             .bind(&claim.key)

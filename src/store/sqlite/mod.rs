@@ -190,8 +190,13 @@ impl Backend for SqliteStore {
         self.committer.insert(ws, pins, idem, events).await
     }
 
-    async fn commit_update(&self, ws: &str, update: Update, event: NewEvent) -> Result<Outcome> {
-        self.committer.update(ws, update, event).await
+    async fn commit_update(
+        &self,
+        ws: &str,
+        update: Update,
+        events: Vec<NewEvent>,
+    ) -> Result<Outcome> {
+        self.committer.update(ws, update, events).await
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {

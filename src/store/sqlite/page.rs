@@ -28,6 +28,8 @@ pub(super) struct PageRow<'a>(
     Option<String>,
     Option<i64>,
     i64,
+    Option<String>,
+    Option<String>,
 );
 
 /// A [`PageRow`] in SQL. The stored JSON columns go in as JSON (`json(...)`), not as
@@ -36,7 +38,7 @@ pub(super) struct PageRow<'a>(
 pub(super) const PAGE_ROW: &str =
     "json_array(id, pin_type, json(pin_config), pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, json(tags), json(provenance), version, \
-     created_at, updated_at, key, expected_every_secs, last_pushed_at)";
+     created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status)";
 
 impl PageRow<'_> {
     /// The pins of a page, in no particular order.
@@ -65,6 +67,8 @@ impl PageRow<'_> {
             key,
             expected_every_secs,
             last_pushed_at,
+            status_rules,
+            status,
         ) = self;
         Pin {
             id,
@@ -84,6 +88,8 @@ impl PageRow<'_> {
             key,
             expected_every_secs,
             last_pushed_at,
+            status_rules,
+            status,
         }
     }
 }
