@@ -181,8 +181,12 @@ fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str, room: Room, now: i64
             format!(" aria-label=\"{}\"", esc(&pin.pin_type)),
         ),
     };
-    // The store's `status` (CONTRACT.md 15) goes here once `Pin` carries it.
-    let signal = signal(None, pin.stale_at(now), pin.last_pushed_at, now);
+    let signal = signal(
+        pin.status.as_deref(),
+        pin.stale_at(now),
+        pin.last_pushed_at,
+        now,
+    );
     format!(
         "<section class=\"pin {class}{}\" data-pin=\"{}\"{attrs}{name}>{heading}{}{}{blocks}</section>",
         signal.classes,

@@ -345,25 +345,15 @@ def status_words_and_stale_pins_redraw_live(server, browser):
         "pin_type": "kpi", "pin_config": {"label": "Errors", "value": 12},
         "metadata": {"title": "Errors"}, "expected_every_secs": 10,
         "status_rules": [{"path": "pin_config.value", "op": "gt", "value": 10,
-                          "status": "critical"}]}, expect=(200, 201, 400))
-    rules = pin is not None and "pin_id" in pin
-    if not rules:
-        # A build without status rules (CONTRACT.md 15) yet: staleness alone.
-        pin = server.api("POST", "/pins", {
-            "pin_type": "kpi", "pin_config": {"label": "Errors", "value": 12},
-            "metadata": {"title": "Errors"}, "expected_every_secs": 10})
-    pin = pin["pin_id"]
+                          "status": "critical"}]})["pin_id"]
     server.place(board, pin)
     w = Watch(browser, viewport={"width": 1400, "height": 1000})
     w.open(f"{server.base}/share/{board}")
     w.live()
     cell = f"document.querySelector('[data-pin=\"{pin}\"]')"
-    if rules:
-        word = w.page.evaluate(f"{cell}.querySelector('.pill')?.textContent")
-        assert word and word.lower() == "critical", word
-        assert w.page.evaluate(f"{cell}.classList.contains('sig-critical')")
-    else:
-        print("  no status rules in this build: the status word is left to the unit tests")
+    word = w.page.evaluate(f"{cell}.querySelector('.pill')?.textContent")
+    assert word and word.lower() == "critical", word
+    assert w.page.evaluate(f"{cell}.classList.contains('sig-critical')")
     # No push for 10 s: the pin.stale event redraws it greyed, with how long.
     took = w.until(f"() => {cell}.querySelector('.stale-note')?.textContent.startsWith("
                    "'No update for')", timeout=20000, what="the stale note")
@@ -371,8 +361,7 @@ def status_words_and_stale_pins_redraw_live(server, browser):
     server.api("PATCH", f"/pins/{pin}", {"pin_config": {"label": "Errors", "value": 3}})
     w.until(f"() => !{cell}.querySelector('.stale-note') && !{cell}.classList.contains('stale')",
             what="fresh again after a push")
-    if rules:
-        assert w.page.evaluate(f"{cell}.querySelector('.pill').textContent") == "OK"
+    assert w.page.evaluate(f"{cell}.querySelector('.pill').textContent") == "OK"
     print(f"  stale shown {took:.1f} s after the page went live")
     w.close()
 
