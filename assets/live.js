@@ -17,7 +17,9 @@
   // costs one or two fetches, and a viewer of a busy board stays far below the address's
   // share limit.
   var GAP_MS = 1000;
-  var EVENTS = ["pin.created", "pin.updated", "pin.deleted", "pinboard.created",
+  // pin.status and pin.stale redraw the pin's signals (its status word, "No update for").
+  var EVENTS = ["pin.created", "pin.updated", "pin.deleted", "pin.status", "pin.stale",
+    "pinboard.created",
     "pinboard.updated", "pinboard.deleted", "dataset.created", "dataset.updated",
     "dataset.deleted", "reset", "heartbeat"];
 

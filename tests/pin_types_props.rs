@@ -11,6 +11,7 @@ const KEYS: &[&str] = &[
     "title",
     "value",
     "trend",
+    "trend_good",
     "label",
     "sparkline",
     "labels",

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::rules::{all_finite, finite, max_chars_each, max_items};
-use super::stat_cards::Trend;
+use super::stat_cards::{Trend, TrendGood};
 use super::{ConfigError, PinConfig};
 
 /// Most points of a sparkline.
@@ -32,6 +32,9 @@ pub struct KpiConfig {
     pub change: Option<String>,
     /// Direction of the change.
     pub trend: Option<Trend>,
+    /// Which direction of the change is good, drawn green (default up; down for a
+    /// latency or an error count).
+    pub trend_good: Option<TrendGood>,
     /// Recent values, oldest first, at most 1000 finite numbers.
     #[schemars(length(max = MAX_SPARKLINE))]
     pub sparkline: Option<Vec<f64>>,
@@ -82,7 +85,7 @@ impl<'de> Deserialize<'de> for KpiValue {
 /// The catalogue's example.
 pub(super) fn example() -> Value {
     json!({"label": "p95 latency", "value": 182.5, "unit": "ms", "change": "-12%",
-           "trend": "down", "sparkline": [240, 221, 198, 190, 182.5]})
+           "trend": "down", "trend_good": "down", "sparkline": [240, 221, 198, 190, 182.5]})
 }
 
 impl PinConfig for KpiConfig {
@@ -147,6 +150,12 @@ mod tests {
                     Some(json!("sideways")),
                     "trend",
                     "one of up, down, flat",
+                ),
+                (
+                    "/trend_good",
+                    Some(json!("flat")),
+                    "trend_good",
+                    "up or down",
                 ),
                 ("/sparkline/1", Some(json!("x")), "sparkline[1]", "a number"),
                 (

@@ -34,6 +34,9 @@ pub struct Card {
     pub change: Option<String>,
     /// Direction of the change.
     pub trend: Option<Trend>,
+    /// Which direction of the change is good, drawn green (default up; down for a
+    /// latency or an error count).
+    pub trend_good: Option<TrendGood>,
     /// Longer explanation, at most 1000 characters.
     #[schemars(length(max = 1000))]
     pub description: Option<String>,
@@ -51,12 +54,24 @@ pub enum Trend {
     Flat,
 }
 
+/// Which direction of a change is good (`stat-cards`, `kpi`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TrendGood {
+    /// A rise is good (the default).
+    #[default]
+    Up,
+    /// A fall is good.
+    Down,
+}
+
 /// The catalogue's example.
 pub(super) fn example() -> Value {
     json!({"cards": [
         {"title": "Revenue", "value": "€1.2M", "change": "+4%", "trend": "up",
          "description": "Month to date"},
-        {"title": "Open tickets", "value": "17", "trend": "down"}
+        {"title": "Open tickets", "value": "17", "change": "-3", "trend": "down",
+         "trend_good": "down"}
     ]})
 }
 
@@ -127,7 +142,7 @@ mod tests {
         assert_eq!(err.path, "cards[1].colour");
         assert_eq!(
             err.expected,
-            "no such field (allowed: title, value, change, trend, description)"
+            "no such field (allowed: title, value, change, trend, trend_good, description)"
         );
         let err = refused(json!({"cards": [card()], "title": "x"}));
         assert_eq!(
@@ -172,6 +187,18 @@ mod tests {
                 ConfigError::new("cards[1].trend", "one of up, down, flat")
             );
         }
+    }
+
+    #[test]
+    fn trend_good_is_up_or_down() {
+        let ok = with_card(|c| {
+            c.insert("trend_good".into(), json!("down"));
+        });
+        assert_eq!(validate(PinType::StatCards, &ok), Ok(()));
+        let err = refused(with_card(|c| {
+            c.insert("trend_good".into(), json!("flat"));
+        }));
+        assert_eq!(err, ConfigError::new("cards[1].trend_good", "up or down"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `line-chart`, `area-chart` and `bar-chart` as inline SVG.
 
-use super::svg::{self, c, Scale, BOTTOM, LEFT, RIGHT, TOP};
-use super::{esc, num};
+use super::esc;
+use super::numbers::{readable, Ticks};
+use super::svg::{self, c, pct, Room, Scale, FIELD};
 use crate::pin_types::charts::{BarChartConfig, ChartConfig, Series};
 
 fn values(series: &[Series]) -> impl Iterator<Item = f64> + '_ {
@@ -12,44 +13,80 @@ fn series_names(series: &[Series]) -> impl Iterator<Item = &str> {
     series.iter().map(|s| s.name.as_str())
 }
 
+/// Most value ticks up a chart's side: its plot is at least 11rem high, about 35 px a tick.
+const Y_TICKS: usize = 6;
+
+/// Most points drawn as dots (each with its tooltip); beyond, lines alone keep pages light.
+const MAX_DOTS: usize = 300;
+
+/// Value ticks up the side and their labels (compacted beyond 7 characters).
+fn y_axis(values: impl Iterator<Item = f64>, with_zero: bool) -> (Ticks, Vec<String>) {
+    let ticks = svg::ticks_of(values, with_zero, Y_TICKS);
+    let labels = ticks.labels(7);
+    (ticks, labels)
+}
+
 /// A line chart, or an area chart when `filled`. `null` values leave gaps.
-pub fn line(config: &ChartConfig, filled: bool) -> String {
+pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
     let n = config.labels.len();
-    let scale = Scale::of(values(&config.series), filled);
+    let (ticks, tick_labels) = y_axis(values(&config.series), filled);
+    let left = svg::widest(&tick_labels);
+    let scale = Scale::of(&ticks);
     let x_of = |i: usize| {
         if n <= 1 {
-            (LEFT + RIGHT) / 2.0
+            0.5
         } else {
-            LEFT + i as f64 * (RIGHT - LEFT) / (n - 1) as f64
+            i as f64 / (n - 1) as f64
         }
     };
-    let base = scale.at(scale.clamp(0.0), BOTTOM, TOP);
-    let mut out = svg::open(if filled { "Area chart" } else { "Line chart" });
-    out.push_str(&svg::value_axis(scale));
+    let y_of = |v: f64| 1.0 - scale.at(scale.clamp(v), 0.0, 1.0);
+    let base = y_of(0.0) * FIELD;
+    let dots_wanted = values(&config.series).count() <= MAX_DOTS;
+    let mut out = svg::open(
+        if filled { "Area chart" } else { "Line chart" },
+        room,
+        left,
+        config.x_label.is_some(),
+        config.y_label.is_some(),
+    );
+    out.push_str(&svg::value_axis_y(&ticks, &tick_labels));
+    let (mut marks, mut dots) = (String::new(), String::new());
     for (s, series) in config.series.iter().enumerate() {
-        let color = svg::color(s);
+        let class = svg::series(s);
         // Runs of consecutive values; a null ends a run.
         let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
         for (i, value) in series.data.iter().enumerate() {
             match value {
                 Some(v) if v.is_finite() => {
-                    let point = (x_of(i), scale.at(*v, BOTTOM, TOP));
                     if let Some(run) = runs.last_mut() {
-                        run.push(point);
+                        run.push((x_of(i), y_of(*v)));
+                    }
+                    if dots_wanted {
+                        dots.push_str(&format!(
+                            "<circle class=\"pt {class}\" cx=\"{}\" cy=\"{}\" r=\"3\">{}</circle>",
+                            pct(x_of(i)),
+                            pct(y_of(*v)),
+                            svg::tip(&format!(
+                                "{} – {}: {}",
+                                config.labels.get(i).map_or("", String::as_str),
+                                series.name,
+                                readable(*v)
+                            ))
+                        ));
                     }
                 }
                 _ => runs.push(Vec::new()),
             }
         }
-        for run in runs.iter().filter(|r| !r.is_empty()) {
+        for run in runs.iter().filter(|r| r.len() > 1) {
             let points: Vec<String> = run
                 .iter()
-                .map(|(x, y)| format!("{},{}", c(*x), c(*y)))
+                .map(|(x, y)| format!("{},{}", c(x * FIELD), c(y * FIELD)))
                 .collect();
-            if filled && run.len() > 1 {
-                let (first, last) = (run[0].0, run[run.len() - 1].0);
-                out.push_str(&format!(
-                    "<polygon points=\"{},{} {} {},{}\" fill=\"{color}\" fill-opacity=\"0.2\"/>",
+            if filled {
+                let (first, last) = (run[0].0 * FIELD, run[run.len() - 1].0 * FIELD);
+                marks.push_str(&format!(
+                    "<polygon class=\"ar {class}\" points=\"{},{} {} {},{}\"/>",
                     c(first),
                     c(base),
                     points.join(" "),
@@ -57,27 +94,19 @@ pub fn line(config: &ChartConfig, filled: bool) -> String {
                     c(base)
                 ));
             }
-            if run.len() > 1 {
-                out.push_str(&format!(
-                    "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"/>",
-                    points.join(" ")
-                ));
-            }
-            for (x, y) in run {
-                out.push_str(&format!(
-                    "<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{color}\"/>",
-                    c(*x),
-                    c(*y)
-                ));
-            }
+            marks.push_str(&format!(
+                "<polyline class=\"ln {class}\" points=\"{}\" vector-effect=\"non-scaling-stroke\"/>",
+                points.join(" ")
+            ));
         }
     }
-    out.push_str(&svg::category_axis(&config.labels, x_of));
-    out.push_str(&svg::axis_titles(
+    out.push_str(&svg::field(&marks));
+    out.push_str(&dots);
+    out.push_str(&svg::category_axis(&config.labels, room, left, x_of));
+    out.push_str(&svg::close(
         config.x_label.as_deref(),
         config.y_label.as_deref(),
     ));
-    out.push_str("</svg>");
     out.push_str(&svg::legend(series_names(&config.series)));
     out
 }
@@ -128,11 +157,23 @@ fn bars(config: &BarChartConfig) -> Vec<Bar> {
 }
 
 /// A bar chart, vertical or horizontal, grouped or stacked.
-pub fn bar(config: &BarChartConfig) -> String {
+pub fn bar(config: &BarChartConfig, room: Room) -> String {
     let stacked = config.stacked.unwrap_or(false);
     let horizontal = config.horizontal.unwrap_or(false);
     let bars = bars(config);
-    let scale = Scale::of(bars.iter().flat_map(|b| [b.from, b.to]), true);
+    let extents = || bars.iter().flat_map(|b| [b.from, b.to]);
+    let (ticks, tick_labels, left) = if horizontal {
+        let left = svg::left_category_chars(&config.labels);
+        let rough = svg::ticks_of(extents(), true, 8).labels(6);
+        let fit = svg::tick_room(room.plot_px(left), svg::widest(&rough));
+        let ticks = svg::ticks_of(extents(), true, fit);
+        (ticks, ticks.labels(6), left)
+    } else {
+        let (ticks, labels) = y_axis(extents(), true);
+        let left = svg::widest(&labels);
+        (ticks, labels, left)
+    };
+    let scale = Scale::of(&ticks);
     let n = config.labels.len().max(1);
     let groups = if stacked {
         1
@@ -140,63 +181,53 @@ pub fn bar(config: &BarChartConfig) -> String {
         config.series.len().max(1)
     };
     // Along the category axis: each label gets a band, each series a slot in it.
-    let (band_from, band_to) = if horizontal {
-        (TOP, svg::BOTTOM)
-    } else {
-        (LEFT, RIGHT)
-    };
-    let band = (band_to - band_from) / n as f64;
+    let band = 1.0 / n as f64;
     let slot = band * 0.8 / groups as f64;
-    let mut out = svg::open("Bar chart");
-    if !horizontal {
-        out.push_str(&svg::value_axis(scale));
-    }
+    // The category axis's title goes with its labels: under vertical bars, above
+    // horizontal ones (where the value axis's goes under).
+    let (under, above) = if horizontal {
+        (config.y_label.as_deref(), config.x_label.as_deref())
+    } else {
+        (config.x_label.as_deref(), config.y_label.as_deref())
+    };
+    let mut out = svg::open("Bar chart", room, left, under.is_some(), above.is_some());
+    out.push_str(&if horizontal {
+        svg::value_axis_x(&ticks, &tick_labels)
+    } else {
+        svg::value_axis_y(&ticks, &tick_labels)
+    });
     for b in &bars {
         let offset = if stacked { 0 } else { b.series };
-        let start = band_from + b.label as f64 * band + band * 0.1 + offset as f64 * slot;
+        let start = b.label as f64 * band + band * 0.1 + offset as f64 * slot;
         let tip = svg::tip(&format!(
             "{} – {}: {}",
             config.labels.get(b.label).map_or("", String::as_str),
             config.series.get(b.series).map_or("", |s| s.name.as_str()),
-            num(b.to - b.from)
+            readable(b.to - b.from)
         ));
+        let (a, z) = (scale.at(b.from, 0.0, 1.0), scale.at(b.to, 0.0, 1.0));
+        let length = (z - a).abs().max(0.002);
         let (x, y, w, h) = if horizontal {
-            let (a, z) = (scale.at(b.from, LEFT, RIGHT), scale.at(b.to, LEFT, RIGHT));
-            (a.min(z), start, (z - a).abs(), slot)
+            (a.min(z), start, length, slot)
         } else {
-            let (a, z) = (scale.at(b.from, BOTTOM, TOP), scale.at(b.to, BOTTOM, TOP));
-            (start, a.min(z), slot, (z - a).abs())
+            (start, 1.0 - a.max(z), slot, length)
         };
         out.push_str(&format!(
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">{tip}</rect>",
-            c(x),
-            c(y),
-            c(w.max(0.5)),
-            c(h.max(0.5)),
-            svg::color(b.series)
+            "<rect class=\"s {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">{tip}</rect>",
+            svg::series(b.series),
+            pct(x),
+            pct(y),
+            pct(w),
+            pct(h)
         ));
     }
-    let center = |i: usize| band_from + (i as f64 + 0.5) * band;
-    if horizontal {
-        for (i, label) in config.labels.iter().enumerate() {
-            out.push_str(&svg::text(LEFT - 6.0, center(i) + 4.0, "end", label));
-        }
-        for v in [scale.min, scale.max] {
-            out.push_str(&svg::text(
-                scale.at(v, LEFT, RIGHT),
-                BOTTOM + 16.0,
-                "middle",
-                &num(v),
-            ));
-        }
+    let center = |i: usize| (i as f64 + 0.5) * band;
+    out.push_str(&if horizontal {
+        svg::category_axis_left(&config.labels, center)
     } else {
-        out.push_str(&svg::category_axis(&config.labels, center));
-    }
-    out.push_str(&svg::axis_titles(
-        config.x_label.as_deref(),
-        config.y_label.as_deref(),
-    ));
-    out.push_str("</svg>");
+        svg::category_axis(&config.labels, room, left, center)
+    });
+    out.push_str(&svg::close(under, above));
     out.push_str(&svg::legend(series_names(&config.series)));
     out
 }
@@ -206,7 +237,13 @@ pub fn sparkline(values: &[f64]) -> String {
     if values.len() < 2 {
         return String::new();
     }
-    let scale = Scale::of(values.iter().copied(), false);
+    let Some((lo, hi)) = svg::extent(values.iter().copied()) else {
+        return String::new();
+    };
+    let scale = Scale {
+        min: lo,
+        max: if hi > lo { hi } else { lo + 1.0 },
+    };
     let step = 100.0 / (values.len() - 1) as f64;
     let points: Vec<String> = values
         .iter()
@@ -215,10 +252,10 @@ pub fn sparkline(values: &[f64]) -> String {
         .collect();
     format!(
         "<svg class=\"spark\" viewBox=\"0 0 100 30\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\" \
-         xmlns=\"http://www.w3.org/2000/svg\"><polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/></svg>",
+         xmlns=\"http://www.w3.org/2000/svg\"><polyline class=\"ln s0\" points=\"{}\" \
+         vector-effect=\"non-scaling-stroke\"/></svg>",
         esc("Trend"),
-        points.join(" "),
-        svg::color(0)
+        points.join(" ")
     )
 }
 
@@ -239,9 +276,9 @@ mod tests {
     #[test]
     fn bars_in_every_arrangement() {
         for (stacked, horizontal) in [(false, false), (true, false), (false, true), (true, true)] {
-            let html = bar(&bar_config(stacked, horizontal));
+            let html = bar(&bar_config(stacked, horizontal), Room::columns(4));
             assert_eq!(
-                html.matches("<rect x=").count(),
+                html.matches("<rect class=").count(),
                 3,
                 "one bar per value: {html}"
             );
@@ -258,7 +295,68 @@ mod tests {
             "series": [{"name": "s", "data": [1, 2, null, 4, 5]}]
         }))
         .unwrap();
-        assert_eq!(line(&config, false).matches("<polyline").count(), 2);
-        assert_eq!(line(&config, true).matches("<polygon").count(), 2);
+        let room = Room::columns(6);
+        assert_eq!(line(&config, false, room).matches("<polyline").count(), 2);
+        assert_eq!(line(&config, true, room).matches("<polygon").count(), 2);
+    }
+
+    fn texts(html: &str) -> Vec<&str> {
+        html.split("<text ")
+            .skip(1)
+            .filter_map(|t| {
+                t.split_once('>')
+                    .and_then(|(_, rest)| rest.split_once("</text>"))
+            })
+            .map(|(label, _)| label)
+            .collect()
+    }
+
+    #[test]
+    fn bar_values_get_round_ticks_with_separators() {
+        let config: BarChartConfig = serde_json::from_value(json!({
+            "labels": ["a", "b", "c", "d"],
+            "series": [{"name": "hits", "data": [4, 950, 2500, 6300]}]
+        }))
+        .unwrap();
+        let html = bar(&config, Room::columns(4));
+        assert_eq!(
+            texts(&html),
+            ["0", "2,000", "4,000", "6,000", "8,000", "a", "b", "c", "d"]
+        );
+        assert!(html.contains("<title>d – hits: 6,300</title>"), "{html}");
+        assert!(!html.contains("viewBox"), "no scaled text: {html}");
+        let horizontal = BarChartConfig {
+            horizontal: Some(true),
+            ..config
+        };
+        let html = bar(&horizontal, Room::columns(3));
+        let labels = texts(&html);
+        assert!(labels.len() <= 4 + 8 && labels.contains(&"0"), "{labels:?}");
+        assert!(
+            labels
+                .iter()
+                .any(|l| l.ends_with(",000") || l.ends_with('k')),
+            "{labels:?}"
+        );
+    }
+
+    #[test]
+    fn chart_text_is_escaped() {
+        let config: ChartConfig = serde_json::from_value(json!({
+            "labels": ["<x>"],
+            "series": [{"name": "<script>", "data": [1]}],
+            "x_label": "a&b", "y_label": "\"q\""
+        }))
+        .unwrap();
+        let html = line(&config, false, Room::columns(4));
+        assert!(
+            !html.contains("<x>") && !html.contains("<script>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;x&gt;")
+                && html.contains("a&amp;b")
+                && html.contains("&quot;q&quot;")
+        );
     }
 }

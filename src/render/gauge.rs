@@ -2,12 +2,14 @@
 
 use std::f64::consts::PI;
 
-use super::svg::{self, c, polar, Scale};
-use super::{esc, num};
+use super::esc;
+use super::numbers::readable;
+use super::svg::{c, polar, Scale};
 use crate::pin_types::gauge::GaugeConfig;
 
-/// An arc of the dial between two values, as a thick stroke.
-fn arc(scale: Scale, from: f64, to: f64, color: &str) -> String {
+/// An arc of the dial between two values, as a thick stroke of `color` (a threshold's,
+/// checked by the pin type) or, for the bare dial (`None`), the `track` class's.
+fn arc(scale: Scale, from: f64, to: f64, color: Option<&str>) -> String {
     let (cx, cy, r) = (150.0, 140.0, 110.0);
     let angle = |v: f64| -PI / 2.0 + scale.at(scale.clamp(v), 0.0, PI);
     let (a, b) = (angle(from), angle(to));
@@ -16,13 +18,16 @@ fn arc(scale: Scale, from: f64, to: f64, color: &str) -> String {
     }
     let (x0, y0) = polar(cx, cy, r, a);
     let (x1, y1) = polar(cx, cy, r, b);
+    let paint = match color {
+        Some(color) => format!("stroke=\"{}\"", esc(color)),
+        None => "class=\"track\"".to_owned(),
+    };
     format!(
-        "<path d=\"M{},{} A{r},{r} 0 0 1 {},{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"22\"/>",
+        "<path d=\"M{},{} A{r},{r} 0 0 1 {},{}\" fill=\"none\" {paint} stroke-width=\"22\"/>",
         c(x0),
         c(y0),
         c(x1),
-        c(y1),
-        esc(color)
+        c(y1)
     )
 }
 
@@ -33,32 +38,37 @@ pub fn gauge(config: &GaugeConfig) -> String {
         max: config.max.max(config.min + f64::EPSILON),
     };
     let mut out = format!(
-        "<svg class=\"chart gauge\" viewBox=\"0 0 300 175\" role=\"img\" aria-label=\"{}\" \
+        "<div class=\"dial\"><svg class=\"chart gauge\" viewBox=\"0 0 300 152\" role=\"img\" aria-label=\"{}\" \
          xmlns=\"http://www.w3.org/2000/svg\">",
         esc(config.label.as_deref().unwrap_or("Gauge"))
     );
-    out.push_str(&arc(scale, config.min, config.max, "#e5e7eb"));
+    out.push_str(&arc(scale, config.min, config.max, None));
     let mut thresholds = config.thresholds.clone().unwrap_or_default();
     thresholds.sort_by(|a, b| a.value.total_cmp(&b.value));
     for (i, t) in thresholds.iter().enumerate() {
         let end = thresholds.get(i + 1).map_or(config.max, |next| next.value);
-        out.push_str(&arc(scale, t.value, end, &t.color));
+        out.push_str(&arc(scale, t.value, end, Some(&t.color)));
     }
     let angle = -PI / 2.0 + scale.at(scale.clamp(config.value), 0.0, PI);
     let (x, y) = polar(150.0, 140.0, 95.0, angle);
     out.push_str(&format!(
-        "<line x1=\"150\" y1=\"140\" x2=\"{}\" y2=\"{}\" stroke=\"#111\" stroke-width=\"3\"/>\
-         <circle cx=\"150\" cy=\"140\" r=\"6\" fill=\"#111\"/>",
+        "<line class=\"needle\" x1=\"150\" y1=\"140\" x2=\"{}\" y2=\"{}\" stroke-width=\"3\"/>\
+         <circle class=\"hub\" cx=\"150\" cy=\"140\" r=\"6\"/>",
         c(x),
         c(y)
     ));
-    out.push_str(&svg::text(40.0, 162.0, "middle", &num(config.min)));
-    out.push_str(&svg::text(260.0, 162.0, "middle", &num(config.max)));
     out.push_str("</svg>");
+    // The ends of the dial in HTML under it: text in the scaled SVG would shrink with the
+    // card.
+    out.push_str(&format!(
+        "<p class=\"ends\"><span>{}</span><span>{}</span></p></div>",
+        esc(&readable(config.min)),
+        esc(&readable(config.max))
+    ));
     let unit = config.unit.as_deref().map(esc).unwrap_or_default();
     out.push_str(&format!(
         "<p class=\"figure\">{}<span class=\"unit\">{unit}</span></p>",
-        esc(&num(config.value))
+        esc(&readable(config.value))
     ));
     if let Some(label) = &config.label {
         out.push_str(&format!("<p class=\"label\">{}</p>", esc(label)));

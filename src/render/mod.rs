@@ -7,8 +7,10 @@
 mod cards;
 mod charts;
 mod gauge;
+mod numbers;
 mod page;
 mod plots;
+mod signal;
 mod svg;
 mod tables;
 mod text;
@@ -21,6 +23,7 @@ pub use page::{
 use serde::de::DeserializeOwned;
 
 use crate::pin_types::PinType;
+use svg::Room;
 
 /// Escapes text for HTML element content and quoted attribute values alike.
 pub(crate) fn esc(text: &str) -> String {
@@ -36,18 +39,6 @@ pub(crate) fn esc(text: &str) -> String {
         }
     }
     out
-}
-
-/// A number as people read it: integers without decimals, others with up to 4.
-pub(crate) fn num(value: f64) -> String {
-    if !value.is_finite() {
-        return String::new();
-    }
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        return format!("{value:.0}");
-    }
-    let text = format!("{value:.4}");
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
 /// A link that leaks nothing to its target, or plain text when `url` isn't http(s).
@@ -66,18 +57,18 @@ fn parse<T: DeserializeOwned>(config: &str) -> Result<T, serde_json::Error> {
     serde_json::from_str(config)
 }
 
-fn render(pin_type: PinType, config: &str) -> Result<String, serde_json::Error> {
+fn render(pin_type: PinType, config: &str, room: Room) -> Result<String, serde_json::Error> {
     use PinType as P;
     Ok(match pin_type {
         P::StatCards => cards::stat_cards(&parse(config)?),
         P::Kpi => cards::kpi(&parse(config)?),
         P::Progress => cards::progress(&parse(config)?),
-        P::LineChart => charts::line(&parse(config)?, false),
-        P::AreaChart => charts::line(&parse(config)?, true),
-        P::BarChart => charts::bar(&parse(config)?),
+        P::LineChart => charts::line(&parse(config)?, false, room),
+        P::AreaChart => charts::line(&parse(config)?, true, room),
+        P::BarChart => charts::bar(&parse(config)?, room),
         P::PieChart => plots::pie(&parse(config)?),
-        P::ScatterChart => plots::scatter(&parse(config)?),
-        P::Heatmap => plots::heatmap(&parse(config)?),
+        P::ScatterChart => plots::scatter(&parse(config)?, room),
+        P::Heatmap => plots::heatmap(&parse(config)?, room),
         P::Gauge => gauge::gauge(&parse(config)?),
         P::FlexibleTable => tables::flexible_table(&parse(config)?),
         P::StatusGrid => tables::status_grid(&parse(config)?),
@@ -90,12 +81,18 @@ fn render(pin_type: PinType, config: &str) -> Result<String, serde_json::Error> 
     })
 }
 
-/// The HTML of a pin's content (its configuration, stored JSON text). A configuration that
-/// no longer parses shows a notice instead of failing the whole page.
+/// The HTML of a pin's content (its configuration, stored JSON text) drawn half a page
+/// wide. A configuration that no longer parses shows a notice instead of failing the
+/// whole page.
 pub fn pin_body(pin_type: &str, config: &str) -> String {
+    body_in(pin_type, config, Room::columns(6))
+}
+
+/// [`pin_body`] in a cell of `room`, which decides how many chart labels fit.
+fn body_in(pin_type: &str, config: &str, room: Room) -> String {
     let rendered = PinType::parse(pin_type)
         .ok_or_else(|| format!("unknown pin type {pin_type}"))
-        .and_then(|t| render(t, config).map_err(|e| e.to_string()));
+        .and_then(|t| render(t, config, room).map_err(|e| e.to_string()));
     rendered.unwrap_or_else(|cause| {
         tracing::warn!(%cause, pin_type, "stored pin configuration can't be rendered");
         "<p class=\"muted\">This pin can't be shown.</p>".to_owned()
@@ -109,8 +106,8 @@ mod tests {
     /// Renders the catalogue example of `pin_type` and checks the HTML is there and inert.
     fn renders_example(pin_type: PinType) {
         let config = pin_type.example().to_string();
-        let html =
-            render(pin_type, &config).unwrap_or_else(|e| panic!("{}: {e}", pin_type.as_str()));
+        let html = render(pin_type, &config, Room::columns(3))
+            .unwrap_or_else(|e| panic!("{}: {e}", pin_type.as_str()));
         assert!(html.len() > 40, "{}: {html}", pin_type.as_str());
         assert!(!html.contains("<script"), "{}", pin_type.as_str());
         assert!(
@@ -152,14 +149,11 @@ mod tests {
     }
 
     #[test]
-    fn escaping_and_numbers() {
+    fn escaping_and_links() {
         assert_eq!(
             esc("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
-        assert_eq!(num(3.0), "3");
-        assert_eq!(num(72.5), "72.5");
-        assert_eq!(num(1.0 / 3.0), "0.3333");
         assert_eq!(link("javascript:alert(1)", "x"), "x");
         assert_eq!(
             link("https://a.example/?q=\"><b>", "<t>"),

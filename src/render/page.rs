@@ -6,7 +6,9 @@
 use base64::{engine::general_purpose::STANDARD, Engine};
 use sha2::{Digest, Sha256};
 
-use super::{esc, pin_body};
+use super::signal::signal;
+use super::svg::{self, Room};
+use super::{body_in, esc};
 use crate::{
     clock,
     pin_types::PinType,
@@ -30,19 +32,45 @@ pub struct Page {
 
 const CSS: &str = "\
 :root{color-scheme:light dark;--bg:#f4f5f7;--fg:#111;--card:#fff;--line:#e5e7eb;--soft:#eef0f3;--muted:#555;--code:#f6f8fa;--row:#fafafa;\
+--good:#047857;--bad:#b91c1c;--ok:#047857;--warn:#d97706;--crit:#b91c1c;\
 font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg);line-height:1.35}\
-@media (prefers-color-scheme:dark){:root{--bg:#0f1115;--fg:#e7e9ec;--card:#181b21;--line:#2b3038;--soft:#262b33;--muted:#a3abb5;--code:#12151b;--row:#1d2128}}\
+@media (prefers-color-scheme:dark){:root{--bg:#0f1115;--fg:#e7e9ec;--card:#181b21;--line:#2b3038;--soft:#262b33;--muted:#a3abb5;--code:#12151b;--row:#1d2128;\
+--good:#34d399;--bad:#f87171;--ok:#10b981;--warn:#f59e0b;--crit:#ef4444}}\
 body{margin:0;padding:24px}header{max-width:1400px;margin:0 auto 16px}h1{font-size:1.6rem;margin:0 0 4px}\
 .desc{white-space:pre-line;color:var(--muted);margin:0}main{max-width:1400px;margin:0 auto}\
 .board{display:grid;grid-template-columns:repeat(12,minmax(0,1fr));grid-auto-rows:minmax(90px,auto);gap:12px}\
-.pin{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;min-width:0}\
-.pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}\
-.chart{width:100%;height:auto;display:block}.pie,.gauge{max-width:320px;margin:0 auto}\
+.pin{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;overflow:auto;min-width:0;\
+position:relative;display:flex;flex-direction:column}.pin>*{flex:none;min-height:0}\
+.pin h2{font-size:1rem;margin:0 0 8px}.single .pin{max-width:900px;margin:0 auto}.single .plot{flex-basis:20rem}\
+.plot{flex:1 0 11rem;display:flex;box-sizing:border-box;font-size:.8rem;padding:.8em 1.2em 1.8em 2em;container-type:size}\
+@container (max-height:150px){.chart .alt{display:none}}@container (max-width:260px){.chart .alt-x{display:none}}\
+@container (max-width:560px){.wide .alt-c{display:none}}\
+.plot.xt{padding-bottom:3.3em}.plot.yt{padding-top:2em}.yl2{padding-left:2em}.yl4{padding-left:3.2em}\
+.yl6{padding-left:4.4em}.yl8{padding-left:5.6em}.yl10{padding-left:6.8em}.yl12{padding-left:8em}\
+.yl14{padding-left:9.2em}.yl16{padding-left:10.4em}\
+.plot>svg{flex:1 1 0;min-width:0;align-self:stretch;height:auto;overflow:visible;display:block}\
+.chart text{fill:var(--muted)}.chart .grid{stroke:var(--line)}.chart .zero{stroke:var(--muted);stroke-opacity:.7}\
+.field{overflow:visible}.s{fill:var(--s)}.ln{fill:none;stroke:var(--s);stroke-width:2.5px;stroke-linejoin:round}\
+.ar{fill:var(--s);fill-opacity:.18}.pt{fill:var(--s);stroke:var(--card);stroke-width:1px}\
+.cut{stroke:var(--card);stroke-width:1.5px}.hole{fill:var(--card)}.cell{stroke:var(--card)}.chart .none{fill:var(--soft)}\
+.chart .on-dark{fill:#fff}.chart .on-light{fill:#111}\
+.pie,.gauge{width:100%;height:auto;display:block;max-width:320px;margin:0 auto}\
+.dial{align-self:center;width:100%;max-width:320px;display:flex;flex-direction:column}\
+.track{stroke:var(--soft)}.needle{stroke:var(--fg)}.hub{fill:var(--fg)}\
+.ends{display:flex;justify-content:space-between;margin:0;padding:0 9%;color:var(--muted);font-size:.85rem}\
 .legend{list-style:none;padding:0;margin:6px 0 0;display:flex;flex-wrap:wrap;gap:4px 14px;font-size:.85rem}\
+.sw{display:inline-block;width:.75em;height:.75em;border-radius:2px;background:var(--s);margin-right:.4em}\
 .cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 140px;border:1px solid var(--soft);border-radius:6px;padding:8px 10px}\
-.label{color:var(--muted);margin:0;font-size:.85rem}.figure{font-size:1.8rem;font-weight:600;margin:2px 0}\
-.unit{font-size:1rem;color:var(--muted);margin-left:4px}.change{margin:0;font-size:.9rem}.up{color:#059669}.down{color:#dc2626}.flat{color:var(--muted)}\
-.muted{color:var(--muted);margin:2px 0}.spark{width:100%;height:36px;display:block}\
+.label{color:var(--muted);margin:0;font-size:.85rem}.figure{font-size:1.8rem;font-weight:600;margin:2px 0;font-variant-numeric:tabular-nums}\
+.unit{font-size:1rem;color:var(--muted);margin-left:4px}.change{margin:0;font-size:.9rem;font-weight:600}\
+.good{color:var(--good)}.bad{color:var(--bad)}.flat{color:var(--muted)}\
+.muted{color:var(--muted);margin:2px 0}.spark{width:100%;height:36px;display:block}.spark .ln{stroke-width:2px}\
+.pill{align-self:flex-start;margin:0 0 6px;padding:1px 10px;border-radius:999px;font-size:.8rem;font-weight:700;line-height:1.5}\
+.pin>h2+.pill{position:absolute;top:10px;right:12px;margin:0}.pin>h2:has(+.pill){padding-right:6.5rem}\
+.pill.ok{background:#047857;color:#fff}.pill.warning{background:#f59e0b;color:#111}.pill.critical{background:#b91c1c;color:#fff}\
+.pin.sig-ok{border-left:6px solid var(--ok)}.pin.sig-warning{border-left:6px solid var(--warn)}.pin.sig-critical{border-left:6px solid var(--crit)}\
+.pin.stale{border-style:dashed}.pin.stale>h2{color:var(--muted)}.pin.stale>:not(h2,.pill,.stale-note){opacity:.45;filter:grayscale(1)}\
+.stale-note{margin:0 0 6px;font-size:.85rem;font-weight:600}\
 .progress,.list,.status-grid,.timeline{padding:0;margin:0;list-style:none}\
 .progress li{display:grid;grid-template-columns:minmax(80px,1fr) 2fr auto;gap:8px;align-items:center;margin:4px 0}\
 progress{width:100%}.num{font-variant-numeric:tabular-nums;text-align:right}\
@@ -50,26 +78,27 @@ progress{width:100%}.num{font-variant-numeric:tabular-nums;text-align:right}\
 th,td{border-bottom:1px solid var(--soft);padding:4px 8px;text-align:left;vertical-align:top}\
 .status-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}\
 .status-grid li,.timeline li{padding:6px 8px;border-left:4px solid #9ca3af;background:var(--row)}\
-.timeline li{margin:0 0 6px}.badge{font-size:.75rem;font-weight:600;text-transform:uppercase}\
+.timeline li{margin:0 0 6px}.badge{font-size:.8rem;font-weight:600;text-transform:uppercase}\
 .st-ok{border-color:#10b981;color:#059669}.st-warn{border-color:#f59e0b;color:#d97706}\
 .st-error{border-color:#ef4444;color:#dc2626}.st-unknown{border-color:#9ca3af;color:var(--muted)}\
 .status-grid strong,.status-grid .muted{color:var(--fg)}\
 pre{background:var(--code);padding:8px;overflow:auto;font-size:.85rem;margin:0}\
 figure{margin:0}figcaption{color:var(--muted);font-size:.85rem;margin:4px 0}img{max-width:100%;height:auto}\
 .md img{max-width:100%}.md table{width:auto}footer{max-width:1400px;margin:16px auto 0;color:var(--muted);font-size:.8rem}\
-a{color:#2563eb}svg text[fill=\"#555\"]{fill:var(--muted)}[stroke=\"#e5e7eb\"]{stroke:var(--line)}\
-.gauge [fill=\"#111\"]{fill:var(--fg)}.gauge [stroke=\"#111\"]{stroke:var(--fg)}\
-.chart [stroke=\"#fff\"]{stroke:var(--card)}.pie circle[fill=\"#fff\"]{fill:var(--card)}[fill=\"#f3f4f6\"]{fill:var(--soft)}\
-#live{position:fixed;right:10px;bottom:8px;font-size:.75rem;padding:2px 8px;border-radius:10px;background:var(--card);\
+a{color:#2563eb}\
+#live{position:fixed;right:10px;bottom:8px;font-size:.8rem;padding:2px 8px;border-radius:10px;background:var(--card);\
 border:1px solid var(--line);color:var(--muted)}#live::before{content:\"\\25CF  \";color:#9ca3af}\
 #live.live::before{color:#10b981}#live.reconnecting::before{color:#f59e0b}#live.stale::before{color:#ef4444}\
+html.kiosk{font-size:18px}\
 body.kiosk{--bg:#07090c;--fg:#f1f3f5;--card:#12161c;--line:#232a33;--soft:#20262e;--muted:#aab3bd;--code:#0c0f13;--row:#171c22;\
-color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:border-box;padding:12px;font-size:1.1rem}\
+--good:#34d399;--bad:#f87171;--ok:#10b981;--warn:#f59e0b;--crit:#ef4444;\
+color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:border-box;padding:12px}\
 .kiosk header,.kiosk footer{display:none}.kiosk main{max-width:none;height:100%}\
 .kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}\
-.kiosk .pin{overflow:hidden;display:flex;flex-direction:column}.kiosk .pin>*{flex:none;min-height:0}\
-.kiosk .pin>.chart{flex:1 1 0;height:auto}\
-.kiosk .pin h2{font-size:1.25rem}.kiosk .figure{font-size:2.6rem}.kiosk #live{font-size:.9rem}\
+.kiosk .pin{overflow:hidden}.kiosk .pin>.plot{flex:1 1 0}\
+.kiosk .pin>.chart{flex:1 1 0;height:auto;min-height:0}\
+.kiosk .pin>.dial{flex:1 1 0;width:auto;max-width:100%;aspect-ratio:300/175}.kiosk .dial>svg{flex:1 1 0;min-height:0}\
+.kiosk .pin h2{font-size:1.15rem}.kiosk .figure{font-size:2.4rem}\
 .account{max-width:1400px;margin:0 auto 12px;display:flex;gap:12px;align-items:center;justify-content:flex-end;font-size:.9rem;color:var(--muted)}\
 .account form{margin:0}.account button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg);cursor:pointer}\
 .kiosk .account{display:none}.boards{list-style:none;padding:0;margin:0;display:grid;gap:8px}\
@@ -103,8 +132,9 @@ pub const LIVE_JS: &str = include_str!("../../assets/live.js");
 /// Assembles a page: `body` (header, main, footer: what the fragment route sends too) in
 /// the document, with `extra_css` appended to the shared style sheet.
 fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
-    let style = format!("{CSS}{extra_css}");
+    let style = format!("{CSS}{}{extra_css}", svg::palette_css());
     let hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
+    // On `<html>` too, where kiosk mode sets the root font size that every `rem` follows.
     let kiosk = if view.kiosk { " class=\"kiosk\"" } else { "" };
     let (live, script, policy) = match &view.live {
         Some((id, since)) => (
@@ -115,7 +145,7 @@ fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) ->
         None => (String::new(), String::new(), ""),
     };
     let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!doctype html><html lang=\"en\"{kiosk}><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <meta name=\"robots\" content=\"noindex\"><meta name=\"referrer\" content=\"no-referrer\">\
          <title>{}</title><style>{style}</style>{script}</head><body{kiosk}{live}>{body}</body></html>",
@@ -140,9 +170,10 @@ fn footer(updated_at: i64) -> String {
     )
 }
 
-/// A pin in its frame: its title as heading, or (untitled) its type as the frame's name;
-/// `data-pin` names it for the page script, `attrs` adds its grid position.
-fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str) -> String {
+/// A pin in its frame: its title as heading, or (untitled) its type as the frame's name,
+/// then its signals (status, staleness at `now`); `data-pin` names it for the page script,
+/// `attrs` adds its grid position; its content is drawn for a cell of `room`.
+fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str, room: Room, now: i64) -> String {
     let (heading, name) = match pin.title.as_deref() {
         Some(title) => (format!("<h2>{}</h2>", esc(title)), String::new()),
         None => (
@@ -150,10 +181,18 @@ fn frame(pin: &Pin, blocks: &str, class: &str, attrs: &str) -> String {
             format!(" aria-label=\"{}\"", esc(&pin.pin_type)),
         ),
     };
+    let signal = signal(
+        pin.status.as_deref(),
+        pin.stale_at(now),
+        pin.last_pushed_at,
+        now,
+    );
     format!(
-        "<section class=\"pin {class}\" data-pin=\"{}\"{attrs}{name}>{heading}{}{blocks}</section>",
+        "<section class=\"pin {class}{}\" data-pin=\"{}\"{attrs}{name}>{heading}{}{}{blocks}</section>",
+        signal.classes,
         esc(&pin.id),
-        pin_body(&pin.pin_type, &pin.pin_config)
+        signal.html,
+        body_in(&pin.pin_type, &pin.pin_config, room)
     )
 }
 
@@ -181,7 +220,7 @@ pub fn pin_page(pin: &Pin, blocks: &str, view: &View) -> Page {
     let body = format!(
         "<header></header><main class=\"single\" data-title=\"{}\">{}</main>{}",
         esc(&title),
-        frame(pin, blocks, "", ""),
+        frame(pin, blocks, "", "", Room::columns(8), clock::now_ms()),
         footer(pin.updated_at)
     );
     page(&title, body, "", true, view)
@@ -199,6 +238,7 @@ pub fn board_page(
 ) -> Page {
     let mut css = String::new();
     let mut cells = String::new();
+    let now = clock::now_ms();
     for (i, placed) in pins.iter().enumerate() {
         let p = placed.position;
         css.push_str(&format!(
@@ -213,7 +253,14 @@ pub fn board_page(
             " data-x=\"{}\" data-y=\"{}\" data-w=\"{}\" data-h=\"{}\"",
             p.x, p.y, p.w, p.h
         );
-        cells.push_str(&frame(&placed.pin, pin_blocks, &format!("g{i}"), &attrs));
+        cells.push_str(&frame(
+            &placed.pin,
+            pin_blocks,
+            &format!("g{i}"),
+            &attrs,
+            Room::columns(p.w),
+            now,
+        ));
     }
     let description = board
         .description

@@ -2,8 +2,9 @@
 
 use std::f64::consts::PI;
 
-use super::svg::{self, c, polar, Scale, BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH};
-use super::{esc, num};
+use super::esc;
+use super::numbers::{fit, readable};
+use super::svg::{self, c, pct, polar, Room, Scale};
 use crate::pin_types::{
     heatmap::HeatmapConfig, pie_chart::PieChartConfig, scatter_chart::ScatterChartConfig,
 };
@@ -23,15 +24,15 @@ pub fn pie(config: &PieChartConfig) -> String {
     for (i, slice) in config.slices.iter().enumerate() {
         let share = slice.value.max(0.0) / total;
         let tip = svg::tip(&format!(
-            "{}: {} ({:.1}%)",
+            "{}: {} ({}%)",
             slice.label,
-            num(slice.value),
-            share * 100.0
+            readable(slice.value),
+            readable((share * 1000.0).round() / 10.0)
         ));
-        let color = svg::color(i);
+        let class = svg::series(i);
         if share >= 0.9999 {
             out.push_str(&format!(
-                "<circle cx=\"{cx}\" cy=\"{cy}\" r=\"{r}\" fill=\"{color}\">{tip}</circle>"
+                "<circle class=\"s {class}\" cx=\"{cx}\" cy=\"{cy}\" r=\"{r}\">{tip}</circle>"
             ));
         } else if share > 0.0 {
             let end = start + share * 2.0 * PI;
@@ -39,7 +40,7 @@ pub fn pie(config: &PieChartConfig) -> String {
             let (x1, y1) = polar(cx, cy, r, end);
             let large = u8::from(share > 0.5);
             out.push_str(&format!(
-                "<path d=\"M{cx},{cy} L{},{} A{r},{r} 0 {large} 1 {},{} Z\" fill=\"{color}\" stroke=\"#fff\">{tip}</path>",
+                "<path class=\"s cut {class}\" d=\"M{cx},{cy} L{},{} A{r},{r} 0 {large} 1 {},{} Z\">{tip}</path>",
                 c(x0),
                 c(y0),
                 c(x1),
@@ -50,7 +51,7 @@ pub fn pie(config: &PieChartConfig) -> String {
     }
     if config.donut.unwrap_or(false) {
         out.push_str(&format!(
-            "<circle cx=\"{cx}\" cy=\"{cy}\" r=\"{}\" fill=\"#fff\"/>",
+            "<circle class=\"hole\" cx=\"{cx}\" cy=\"{cy}\" r=\"{}\"/>",
             r * 0.55
         ));
     }
@@ -58,39 +59,45 @@ pub fn pie(config: &PieChartConfig) -> String {
     let names: Vec<String> = config
         .slices
         .iter()
-        .map(|s| format!("{} ({:.1}%)", s.label, s.value.max(0.0) / total * 100.0))
+        .map(|s| {
+            let share = (s.value.max(0.0) / total * 1000.0).round() / 10.0;
+            format!("{} ({}%)", s.label, readable(share))
+        })
         .collect();
     out.push_str(&svg::legend(names.iter().map(String::as_str)));
     out
 }
 
 /// Points of each series on two numeric axes.
-pub fn scatter(config: &ScatterChartConfig) -> String {
+pub fn scatter(config: &ScatterChartConfig, room: Room) -> String {
     let points = || config.series.iter().flat_map(|s| s.points.iter());
-    let xs = Scale::of(points().map(|p| p.x), false);
-    let ys = Scale::of(points().map(|p| p.y), false);
-    let mut out = svg::open("Scatter chart");
-    out.push_str(&svg::value_axis(ys));
+    let ys = svg::ticks_of(points().map(|p| p.y), false, 6);
+    let y_labels = ys.labels(7);
+    let left = svg::widest(&y_labels);
+    let rough = svg::ticks_of(points().map(|p| p.x), false, 8).labels(6);
+    let fit = svg::tick_room(room.plot_px(left), svg::widest(&rough));
+    let xs = svg::ticks_of(points().map(|p| p.x), false, fit);
+    let (x_scale, y_scale) = (Scale::of(&xs), Scale::of(&ys));
+    let mut out = svg::open("Scatter chart", room, left, false, false);
+    out.push_str(&svg::value_axis_y(&ys, &y_labels));
+    out.push_str(&svg::value_axis_x(&xs, &xs.labels(6)));
     for (i, series) in config.series.iter().enumerate() {
+        let class = svg::series(i);
         for p in &series.points {
             out.push_str(&format!(
-                "<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\" fill-opacity=\"0.8\">{}</circle>",
-                c(xs.at(p.x, LEFT, RIGHT)),
-                c(ys.at(p.y, BOTTOM, TOP)),
-                svg::color(i),
-                svg::tip(&format!("{}: ({}, {})", series.name, num(p.x), num(p.y)))
+                "<circle class=\"pt {class}\" cx=\"{}\" cy=\"{}\" r=\"4\">{}</circle>",
+                pct(x_scale.at(p.x, 0.0, 1.0)),
+                pct(1.0 - y_scale.at(p.y, 0.0, 1.0)),
+                svg::tip(&format!(
+                    "{}: ({}, {})",
+                    series.name,
+                    readable(p.x),
+                    readable(p.y)
+                ))
             ));
         }
     }
-    for v in [xs.min, (xs.min + xs.max) / 2.0, xs.max] {
-        out.push_str(&svg::text(
-            xs.at(v, LEFT, RIGHT),
-            BOTTOM + 16.0,
-            "middle",
-            &num(v),
-        ));
-    }
-    out.push_str("</svg>");
+    out.push_str(&svg::close(None, None));
     out.push_str(&svg::legend(config.series.iter().map(|s| s.name.as_str())));
     out
 }
@@ -107,21 +114,37 @@ fn shade(t: f64) -> String {
     )
 }
 
+/// Most rows whose cells show their value: a plot 11rem high gives each about 22 px.
+const LABELLED_ROWS: usize = 8;
+
 /// Rows of cells coloured by value; each cell's value is its tooltip and, when it fits,
 /// its text.
-pub fn heatmap(config: &HeatmapConfig) -> String {
+pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
     let rows = config.y_labels.len().max(1);
     let cols = config.x_labels.len().max(1);
-    let scale = Scale::of(config.values.iter().flatten().flatten().copied(), false);
-    let (left, top) = (LEFT + 40.0, TOP);
-    let cw = (WIDTH - 10.0 - left) / cols as f64;
-    let ch = (HEIGHT - 40.0 - top) / rows as f64;
-    let mut out = svg::open("Heatmap");
+    let (lo, hi) =
+        svg::extent(config.values.iter().flatten().flatten().copied()).unwrap_or((0.0, 1.0));
+    let scale = Scale {
+        min: lo,
+        max: if hi > lo { hi } else { lo + 1.0 },
+    };
+    let left = svg::left_category_chars(&config.y_labels);
+    let (cw, ch) = (1.0 / cols as f64, 1.0 / rows as f64);
+    let cell_chars = ((room.plot_px(left) * cw - 6.0) / 7.2).max(0.0) as usize;
+    // One style for every cell: all compacted when any full value would not fit.
+    let full = config
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .all(|v| readable(*v).chars().count() <= cell_chars);
+    let cell_label = |v: f64| if full { readable(v) } else { fit(v, 0) };
+    let mut out = svg::open("Heatmap", room, left, false, false);
     for (r, row) in config.values.iter().enumerate() {
         for (k, value) in row.iter().enumerate() {
-            let (x, y) = (left + k as f64 * cw, top + r as f64 * ch);
+            let (x, y) = (k as f64 * cw, r as f64 * ch);
             let (fill, label) = match value.filter(|v| v.is_finite()) {
-                Some(v) => (shade(scale.at(v, 0.0, 1.0)), num(v)),
+                Some(v) => (shade(scale.at(v, 0.0, 1.0)), cell_label(v)),
                 None => ("#f3f4f6".to_owned(), String::new()),
             };
             let name = format!(
@@ -130,47 +153,39 @@ pub fn heatmap(config: &HeatmapConfig) -> String {
                 config.x_labels.get(k).map_or("", String::as_str),
                 if label.is_empty() { "no value" } else { &label }
             );
+            let class = if label.is_empty() {
+                "cell none"
+            } else {
+                "cell"
+            };
             out.push_str(&format!(
-                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"#fff\">{}</rect>",
-                c(x),
-                c(y),
-                c(cw),
-                c(ch),
+                "<rect class=\"{class}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\">{}</rect>",
+                pct(x),
+                pct(y),
+                pct(cw),
+                pct(ch),
                 svg::tip(&name)
             ));
-            if cw >= 28.0 && ch >= 14.0 && !label.is_empty() {
-                let ink = if scale.at(value.unwrap_or(0.0), 0.0, 1.0) > 0.55 {
-                    "#fff"
-                } else {
-                    "#111"
-                };
+            let fits = label.chars().count() <= cell_chars && rows <= LABELLED_ROWS;
+            if fits && !label.is_empty() {
+                let dark = scale.at(value.unwrap_or(0.0), 0.0, 1.0) > 0.55;
                 out.push_str(&format!(
-                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{ink}\">{}</text>",
-                    c(x + cw / 2.0),
-                    c(y + ch / 2.0 + 3.5),
-                    esc(&svg::shorten(&label, 6))
+                    "<text class=\"{}\" x=\"{}\" y=\"{}\" dy=\"0.32em\" text-anchor=\"middle\">{}</text>",
+                    if dark { "on-dark" } else { "on-light" },
+                    pct(x + cw / 2.0),
+                    pct(y + ch / 2.0),
+                    esc(&label)
                 ));
             }
         }
     }
-    for (r, label) in config.y_labels.iter().enumerate() {
-        out.push_str(&svg::text(
-            left - 6.0,
-            top + (r as f64 + 0.5) * ch + 4.0,
-            "end",
-            label,
-        ));
-    }
-    let step = cols.div_ceil(12).max(1);
-    for (k, label) in config.x_labels.iter().enumerate().step_by(step) {
-        out.push_str(&svg::text(
-            left + (k as f64 + 0.5) * cw,
-            top + rows as f64 * ch + 16.0,
-            "middle",
-            label,
-        ));
-    }
-    out.push_str("</svg>");
+    out.push_str(&svg::category_axis_left(&config.y_labels, |r| {
+        (r as f64 + 0.5) * ch
+    }));
+    out.push_str(&svg::category_axis(&config.x_labels, room, left, |k| {
+        (k as f64 + 0.5) * cw
+    }));
+    out.push_str(&svg::close(None, None));
     out
 }
 

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::{esc, link, num};
+use super::numbers::readable;
+use super::{esc, link};
 use crate::pin_types::{
     flexible_table::{ColumnType, FlexibleTableConfig},
     list::ListConfig,
@@ -22,7 +23,7 @@ fn cell(kind: ColumnType, value: Option<&Value>) -> String {
         (ColumnType::Number, Some(Value::Number(n))) => {
             format!(
                 "<td class=\"num\">{}</td>",
-                esc(&num(n.as_f64().unwrap_or(f64::NAN)))
+                esc(&readable(n.as_f64().unwrap_or(f64::NAN)))
             )
         }
         (ColumnType::Boolean, Some(Value::Bool(b))) => {

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Share pages in a real headless Chromium (CONTRACT.md 12): every pin type drawn with no
 console error or CSP violation, live redraws without navigation, placements, catching up
-after a network break, kiosk mode, inert content, the 404 page, and pages without JavaScript.
+after a network break, kiosk mode, inert content, the 404 page, and pages without JavaScript;
+and pages worth a wall (CONTRACT.md 17): round ticks, text that doesn't shrink with its card,
+status words and stale pins.
 
 Usage: python3 tests/browser/live_pages.py [test name ...]. Starts its own server (the debug
 binary, `cargo build` first) on a fresh SQLite store. Prints one line per test and, last,
 `N passed, M failed`; exits non-zero when any failed."""
 
+import re
 import sys
 import time
 
@@ -82,6 +85,7 @@ def every_type_loads_with_its_title_and_no_console_error(server, browser):
         box = w.page.locator(f'[data-pin="{pin}"]').bounding_box()
         assert box and box["height"] > 40 and box["width"] > 100, f"{pin_type}: {box}"
     assert w.page.locator("svg.chart").count() >= 7, "charts as SVG"
+    assert w.page.locator(".plot svg:not([viewBox])").count() >= 5, "chart text not scaled"
     assert w.page.locator("table").count() >= 1, "tables as tables"
     assert w.page.locator("text=This pin can't be shown").count() == 0
     assert w.page.evaluate("document.scripts.length") == 1
@@ -276,10 +280,98 @@ def without_javascript_the_content_still_shows(server, browser):
     w.close()
 
 
+# Every drawn text inside a pin with the size it is drawn at, in CSS px: an SVG text's
+# font size times its SVG's scale (a viewBox shrinks it), tooltips (<title>) left out.
+TEXT_SIZES = """() => {
+    const out = [];
+    const walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) {
+        const el = walk.currentNode.parentElement;
+        const text = walk.currentNode.textContent.trim();
+        if (!text || !el.closest('.pin') || el.closest('title')) continue;
+        const style = getComputedStyle(el);
+        if (style.display === 'none' || style.visibility === 'hidden') continue;
+        let size = parseFloat(style.fontSize);
+        if (el instanceof SVGElement) {
+            const m = el.getScreenCTM();
+            size *= Math.hypot(m.a, m.b);
+        }
+        out.push({size: Math.round(size * 10) / 10, text: text.slice(0, 24),
+                  svg: el instanceof SVGElement,
+                  pin: el.closest('[data-pin]').querySelector('h2')?.textContent});
+    }
+    return out;
+}"""
+
+HITS = {"labels": ["Mon", "Tue", "Wed", "Thu"],
+        "series": [{"name": "Hits", "data": [4, 950, 2500, 6300]}]}
+
+
+@test
+def chart_numbers_are_round_and_text_keeps_its_size_at_any_width(server, browser):
+    board, _ = server.every_type_board("Readable")
+    hits = server.pin("bar-chart", HITS, "Hits, 4 wide", board, {"x": 0, "y": 20, "w": 4, "h": 3})
+    server.pin("bar-chart", HITS, "Hits, 2 wide", board, {"x": 4, "y": 20, "w": 2, "h": 3})
+    for size, kiosk, least in [({"width": 1400, "height": 1000}, False, 11),
+                               ({"width": 1920, "height": 1080}, True, 14)]:
+        w = Watch(browser, viewport=size)
+        w.open(f"{server.base}/share/{board}" + ("?kiosk=1" if kiosk else ""))
+        w.live()
+        labels = w.page.evaluate(f"[...document.querySelectorAll('[data-pin=\"{hits}\"] svg text')]"
+                                 ".map(t => t.textContent)")
+        ticks = [label for label in labels if label[0].isdigit()]
+        assert "0" in ticks and 3 <= len(ticks) <= 8, labels
+        assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", t) for t in ticks), f"separators: {ticks}"
+        values = [int(t.replace(",", "")) for t in ticks]
+        steps = {b - a for a, b in zip(values, values[1:])}
+        assert len(steps) == 1 and str(steps.pop()).strip("0") in {"1", "2", "25", "5"}, ticks
+        assert values[-1] >= 6300, f"the ticks cover the data: {ticks}"
+        sizes = w.page.evaluate(TEXT_SIZES)
+        assert len(sizes) > 100, sizes[:5]
+        small = [s for s in sizes if s["size"] < least]
+        assert not small, f"text under {least} px at {size}: {small[:6]}"
+        charts = {s["size"] for s in sizes
+                  if s["svg"] and s["pin"] and s["pin"].startswith("Hits")}
+        assert len(charts) == 1, f"the same size in 4 and 2 columns: {charts}"
+        print(f"  {'kiosk' if kiosk else 'page'} {size['width']}: smallest text "
+              f"{min(s['size'] for s in sizes)} px, chart text {charts.pop()} px")
+        w.close()
+
+
+@test
+def status_words_and_stale_pins_redraw_live(server, browser):
+    board = server.board("Signals")
+    pin = server.api("POST", "/pins", {
+        "pin_type": "kpi", "pin_config": {"label": "Errors", "value": 12},
+        "metadata": {"title": "Errors"}, "expected_every_secs": 10,
+        "status_rules": [{"path": "pin_config.value", "op": "gt", "value": 10,
+                          "status": "critical"}]})["pin_id"]
+    server.place(board, pin)
+    w = Watch(browser, viewport={"width": 1400, "height": 1000})
+    w.open(f"{server.base}/share/{board}")
+    w.live()
+    cell = f"document.querySelector('[data-pin=\"{pin}\"]')"
+    word = w.page.evaluate(f"{cell}.querySelector('.pill')?.textContent")
+    assert word and word.lower() == "critical", word
+    assert w.page.evaluate(f"{cell}.classList.contains('sig-critical')")
+    # No push for 10 s: the pin.stale event redraws it greyed, with how long.
+    took = w.until(f"() => {cell}.querySelector('.stale-note')?.textContent.startsWith("
+                   "'No update for')", timeout=20000, what="the stale note")
+    assert w.page.evaluate(f"getComputedStyle({cell}.querySelector('.kpi')).opacity") == "0.45"
+    server.api("PATCH", f"/pins/{pin}", {"pin_config": {"label": "Errors", "value": 3}})
+    w.until(f"() => !{cell}.querySelector('.stale-note') && !{cell}.classList.contains('stale')",
+            what="fresh again after a push")
+    assert w.page.evaluate(f"{cell}.querySelector('.pill').textContent") == "OK"
+    print(f"  stale shown {took:.1f} s after the page went live")
+    w.close()
+
+
 def main():
     wanted = sys.argv[1:]
     started = time.monotonic()
-    with Server() as server, sync_playwright() as p:
+    # The freshness sweep every second: a stale pin shows within a second of its lapse.
+    with Server(env={"CORKBOARD_FRESHNESS__CHECK_SECS": "1"}) as server, \
+            sync_playwright() as p:
         browser = launch(p)
         tests = [fn for fn in TESTS if not wanted or fn.__name__ in wanted]
         passed, failed = run_tests(tests, server, browser)

@@ -28,7 +28,8 @@ def main():
             # A live change, so the picture shows a redrawn pin.
             server.api("PATCH", f"/pins/{pins['kpi']}", {"pin_config": {
                 "label": "p95 latency", "value": 171, "unit": "ms", "change": "-6%",
-                "trend": "down", "sparkline": [240, 221, 198, 190, 182.5, 171]}})
+                "trend": "down", "trend_good": "down",
+                "sparkline": [240, 221, 198, 190, 182.5, 171]}})
             page.wait_for_function(
                 f"() => document.querySelector('[data-pin=\"{pins['kpi']}\"]')"
                 ".textContent.includes('171')")
