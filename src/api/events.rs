@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// Every event name a stream can carry (the `type` filter's values).
-pub const EVENT_TYPES: [&str; 10] = EventKind::NAMES;
+pub const EVENT_TYPES: [&str; EventKind::ALL.len()] = EventKind::NAMES;
 
 pub fn routes() -> ApiRouter<AppState> {
     ApiRouter::new().api_route(

@@ -19,6 +19,10 @@ pub enum EventKind {
     DatasetCreated,
     DatasetUpdated,
     DatasetDeleted,
+    /// `POST /webhooks/{id}/test`: delivered only to that webhook (CONTRACT.md 15).
+    WebhookTest,
+    /// A webhook failed for `webhooks.disable_after_secs` and was disabled.
+    WebhookDisabled,
 }
 
 /// The kind of resource an event is about.
@@ -27,11 +31,12 @@ pub enum Resource {
     Pin,
     Pinboard,
     Dataset,
+    Webhook,
 }
 
 impl EventKind {
     /// Every kind, in the order the API description lists them.
-    pub const ALL: [EventKind; 10] = [
+    pub const ALL: [EventKind; 12] = [
         EventKind::PinCreated,
         EventKind::PinUpdated,
         EventKind::PinDeleted,
@@ -42,11 +47,13 @@ impl EventKind {
         EventKind::DatasetCreated,
         EventKind::DatasetUpdated,
         EventKind::DatasetDeleted,
+        EventKind::WebhookTest,
+        EventKind::WebhookDisabled,
     ];
 
     /// The name of every kind, in the order of [`EventKind::ALL`].
-    pub const NAMES: [&'static str; 10] = {
-        let mut names = [""; 10];
+    pub const NAMES: [&'static str; 12] = {
+        let mut names = [""; 12];
         let mut i = 0;
         while i < names.len() {
             names[i] = EventKind::ALL[i].as_str();
@@ -68,6 +75,8 @@ impl EventKind {
             EventKind::DatasetCreated => "dataset.created",
             EventKind::DatasetUpdated => "dataset.updated",
             EventKind::DatasetDeleted => "dataset.deleted",
+            EventKind::WebhookTest => "webhook.test",
+            EventKind::WebhookDisabled => "webhook.disabled",
         }
     }
 
@@ -91,6 +100,7 @@ impl EventKind {
             EventKind::DatasetCreated | EventKind::DatasetUpdated | EventKind::DatasetDeleted => {
                 Resource::Dataset
             }
+            EventKind::WebhookTest | EventKind::WebhookDisabled => Resource::Webhook,
         }
     }
 }
