@@ -34,7 +34,7 @@ private (10/8, 172.16/12, 192.168/16, 100.64/10), link-local, unique-local (fc00
 unspecified or an IPv4-mapped IPv6 of those, or `localhost`, is a 400 at `url` (unless the \
 server sets `webhooks.allow_private_targets`); a name is resolved at each delivery, and one \
 that resolves to such an address is not sent to. An unknown event type is a 400 at \
-`events[i]`. A `pinboard_id` or `pin_id` that is not the workspace's is a 404.";
+`events`. A `pinboard_id` or `pin_id` that is not the workspace's is a 404.";
 
 const DELIVERY_RULES: &str = "Each matching event is POSTed as its `/v1/events` frame's JSON \
 (`Content-Type: application/json`) with `webhook-id` (the event id, the same on every retry), \

@@ -168,14 +168,14 @@ fn event_types(events: &[String]) -> Result<Vec<String>> {
         ));
     }
     let mut types: Vec<String> = Vec::with_capacity(events.len());
-    for (i, name) in events.iter().enumerate() {
+    for name in events {
         if name == ALL_EVENTS {
             return Ok(vec![ALL_EVENTS.to_owned()]);
         }
         if EventKind::parse(name).is_none() {
             return Err(Error::validation(
-                format!("events[{i}]"),
-                format!("`*` or one of {}", EventKind::NAMES.join(", ")),
+                "events",
+                format!("event types among `*`, {}", EventKind::NAMES.join(", ")),
             ));
         }
         if !types.contains(name) {

@@ -139,13 +139,12 @@ impl Resolve for CheckedResolver {
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
                 .await?
                 .collect();
-            if !allow_private {
-                if is_localhost(&host) {
-                    return Err(refusal("loopback"));
-                }
-                if let Some(kind) = addrs.iter().find_map(|a| refused(a.ip())) {
-                    return Err(refusal(kind));
-                }
+            if let Some(kind) = addrs
+                .iter()
+                .find_map(|a| refused(a.ip()))
+                .filter(|_| !allow_private)
+            {
+                return Err(refusal(kind));
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
