@@ -15,8 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use signature::{Scheme, SignatureBody, SignedHeaders};
 pub(crate) use signature::{new_standard_secret, standard_signature};
+pub use signature::{Scheme, SignatureBody, SignedHeaders};
 
 use crate::{
     app::AppState,

@@ -99,8 +99,7 @@ pub(crate) trait WebhookStore {
     /// False when the workspace has no webhook of that id.
     async fn delete_webhook(&self, ws: &str, id: &str) -> Result<bool>;
     /// The webhook's newest `limit` attempts, newest first.
-    async fn webhook_deliveries(&self, ws: &str, id: &str, limit: i64)
-        -> Result<Vec<DeliveryRow>>;
+    async fn webhook_deliveries(&self, ws: &str, id: &str, limit: i64) -> Result<Vec<DeliveryRow>>;
     /// Appends `event` (a `webhook.test`) to the log of workspace `ws`.
     async fn log_webhook_event(&self, ws: &str, event: &NewEvent) -> Result<()>;
     /// Up to `limit` webhooks that have work at `now`: enabled, no retry pending, no live
@@ -192,7 +191,8 @@ const PRUNE_DELIVERIES: &str = "DELETE FROM webhook_deliveries WHERE webhook_id 
 const PROGRESS: &str = "UPDATE webhooks SET cursor_seq = $4, attempts = 0, failing_since = NULL, \
      next_attempt_at = 0, lease_until = $5 \
      WHERE workspace_id = $1 AND id = $2 AND leased_by = $3";
-const FAILED: &str = "UPDATE webhooks SET attempts = $4, failing_since = $5, next_attempt_at = $6, \
+const FAILED: &str =
+    "UPDATE webhooks SET attempts = $4, failing_since = $5, next_attempt_at = $6, \
      enabled = $7, disabled_reason = $8, lease_until = 0, leased_by = NULL \
      WHERE workspace_id = $1 AND id = $2 AND leased_by = $3";
 const RELEASE: &str = "UPDATE webhooks SET lease_until = 0, leased_by = NULL \
@@ -358,12 +358,7 @@ impl<B: Backend> WebhookStore for B {
         Ok(done == 1)
     }
 
-    async fn webhook_deliveries(
-        &self,
-        ws: &str,
-        id: &str,
-        limit: i64,
-    ) -> Result<Vec<DeliveryRow>> {
+    async fn webhook_deliveries(&self, ws: &str, id: &str, limit: i64) -> Result<Vec<DeliveryRow>> {
         let rows = B::query(DELIVERIES)
             .bind(ws)
             .bind(id)

@@ -3,8 +3,7 @@
 //! their choosing, so it is as strong as an owner's key.
 
 use super::{
-    CreateWebhookBody, CreatedWebhook, DeliveryRecord, TestQueued, UpdateWebhookBody,
-    WebhookRecord,
+    CreateWebhookBody, CreatedWebhook, DeliveryRecord, TestQueued, UpdateWebhookBody, WebhookRecord,
 };
 use crate::{
     app::AppState,

@@ -136,9 +136,8 @@ impl Resolve for CheckedResolver {
         let allow_private = self.allow_private;
         let host = name.as_str().to_owned();
         Box::pin(async move {
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if let Some(kind) = addrs
                 .iter()
                 .find_map(|a| refused(a.ip()))
@@ -209,7 +208,8 @@ mod tests {
         for bad in [
             "ftp://example.com/",
             "example.com/hook",
-            "http:///nohost",
+            "http://",
+            "mailto:someone@example.com",
             "http://127.0.0.1:8080/x",
             "http://0x7f.1/",
             "http://2130706433/",

@@ -125,7 +125,8 @@ struct Ctx {
 
 impl Ctx {
     fn lease_until(&self) -> i64 {
-        let lease = i64::try_from(self.settings.lease_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+        let lease =
+            i64::try_from(self.settings.lease_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
         clock::now_ms().saturating_add(lease)
     }
 }
@@ -146,10 +147,7 @@ async fn run(ctx: Arc<Ctx>, nudge: Arc<Notify>, mut stop: watch::Receiver<bool>)
         }
         while tasks.try_join_next().is_some() {}
         // One look serves every notification that came meanwhile.
-        while matches!(
-            commits.try_recv(),
-            Ok(_) | Err(TryRecvError::Lagged(_))
-        ) {}
+        while matches!(commits.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
         let free = ctx.settings.concurrency.saturating_sub(tasks.len());
         if free == 0 {
             continue;
@@ -202,9 +200,10 @@ fn wanted(hook: &WebhookRow, event: &Event) -> bool {
         .iter()
         .any(|t| t == ALL_EVENTS || t == event.kind.as_str());
     typed
-        && hook.pin_id.as_ref().is_none_or(|pin| {
-            event.kind.resource() == Resource::Pin && event.resource_id == *pin
-        })
+        && hook
+            .pin_id
+            .as_ref()
+            .is_none_or(|pin| event.kind.resource() == Resource::Pin && event.resource_id == *pin)
         && hook
             .pinboard_id
             .as_ref()
@@ -283,7 +282,9 @@ fn failure(ctx: &Ctx, hook: &WebhookRow, delivered_any: bool, attempt: &Delivery
         (hook.attempts + 1, hook.failing_since.unwrap_or(attempt.at))
     };
     let base = i64::try_from(ctx.settings.retry_base_ms).unwrap_or(i64::MAX);
-    let step = usize::try_from(attempts - 1).unwrap_or(0).min(PAUSES.len() - 1);
+    let step = usize::try_from(attempts - 1)
+        .unwrap_or(0)
+        .min(PAUSES.len() - 1);
     let next_attempt_at = now.saturating_add(base.saturating_mul(PAUSES[step]));
     let disable_after =
         i64::try_from(ctx.settings.disable_after_secs.saturating_mul(1000)).unwrap_or(i64::MAX);

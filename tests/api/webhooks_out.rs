@@ -188,12 +188,18 @@ impl Receiver {
 
 /// The `webhook-id`s `path` got, in order.
 fn ids(got: &[Got]) -> Vec<String> {
-    got.iter().map(|g| g.header("webhook-id").to_owned()).collect()
+    got.iter()
+        .map(|g| g.header("webhook-id").to_owned())
+        .collect()
 }
 
 /// Creates a webhook (asserting 200) and returns the answer's `data`.
 async fn create_webhook(app: &TestApp, body: Value) -> Value {
-    app.post("/v1/webhooks", &body).await.expect(200).data().clone()
+    app.post("/v1/webhooks", &body)
+        .await
+        .expect(200)
+        .data()
+        .clone()
 }
 
 fn id_of(webhook: &Value) -> String {
@@ -226,7 +232,10 @@ fn assert_signed(got: &Got, secret: &str) {
     assert_eq!(got.header("webhook-signature"), expected);
     let sent_at: i64 = timestamp.parse().expect("seconds");
     let now = corkboard::clock::now_ms() / 1000;
-    assert!((now - sent_at).abs() <= 10, "timestamp {sent_at}, now {now}");
+    assert!(
+        (now - sent_at).abs() <= 10,
+        "timestamp {sent_at}, now {now}"
+    );
     assert_eq!(got.header("content-type"), "application/json");
 }
 
