@@ -178,14 +178,13 @@ async fn claim(ctx: &Ctx, free: usize) -> Result<Vec<WebhookRow>> {
 }
 
 /// One leased webhook's task: delivers until nothing is left, a delivery fails or the
-/// lease is lost.
+/// lease is lost. After an error (the store unreachable, an event that can't be read) the
+/// lease is kept until it lapses: the webhook is tried again `lease_secs` later, not at
+/// once and again and again.
 async fn serve(ctx: Arc<Ctx>, hook: WebhookRow) {
-    let (ws, id) = (hook.workspace_id.clone(), hook.id.clone());
+    let id = hook.id.clone();
     if let Err(e) = deliver(&ctx, hook).await {
         tracing::warn!(error = %e, webhook = %id, "delivering a webhook");
-        if let Err(e) = ctx.store.release_webhook(&ws, &id, &ctx.worker).await {
-            tracing::warn!(error = %e, webhook = %id, "giving a webhook's lease back");
-        }
     }
 }
 
