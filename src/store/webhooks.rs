@@ -116,9 +116,9 @@ pub(crate) trait WebhookStore {
         now: i64,
         lease_until: i64,
     ) -> Result<Vec<WebhookRow>>;
-    /// Records `attempts` (all delivered but perhaps the last) and moves the cursor to
-    /// `cursor`, clearing any failure streak and extending the lease; false when `worker`
-    /// no longer holds it (nothing is moved then, but the attempts are kept).
+    /// Records `attempts` (delivered) and moves the cursor to `cursor`, clearing any
+    /// failure streak and extending the lease; false when `worker` no longer holds it
+    /// (nothing is written then: whoever holds it now sends those events again).
     async fn webhook_progress(
         &self,
         ws: &str,
@@ -183,6 +183,10 @@ const DELIVERIES: &str = "SELECT d.event_id, d.event_type, d.status_code, d.dura
 const INSERT_DELIVERY: &str = "INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, \
      status_code, duration_ms, error, at) SELECT $2, $3, $4, $5, $6, $7, $8 \
      WHERE EXISTS (SELECT 1 FROM webhooks WHERE workspace_id = $1 AND id = $2)";
+/// The head of a multi-row insert of attempts, by a replica holding the webhook's lease.
+const INSERT_DELIVERIES: &str =
+    "INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, \
+     status_code, duration_ms, error, at) VALUES ";
 /// Keeps a webhook's newest [`KEPT_DELIVERIES`] attempts.
 const PRUNE_DELIVERIES: &str = "DELETE FROM webhook_deliveries WHERE webhook_id = $2 \
      AND webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = $1) \
@@ -437,22 +441,52 @@ impl<B: Backend> WebhookStore for B {
     ) -> Result<bool> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        for attempt in attempts {
-            insert_delivery::<B>(&mut *tx, ws, id, attempt).await?;
-        }
-        if !attempts.is_empty() {
-            prune_deliveries::<B>(&mut *tx, ws, id).await?;
-        }
-        let moved = B::query(PROGRESS)
+        let held = B::query(PROGRESS)
             .bind(ws)
             .bind(id)
             .bind(worker)
             .bind(cursor)
             .bind(lease_until)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            == 1;
+        if held && !attempts.is_empty() {
+            // The lease is held (so the webhook exists): the attempts in one statement, of
+            // which only the newest [`KEPT_DELIVERIES`] would be kept anyway.
+            let kept = usize::try_from(KEPT_DELIVERIES).unwrap_or(usize::MAX);
+            let attempts = &attempts[attempts.len().saturating_sub(kept)..];
+            let rows: Vec<String> = (0..attempts.len())
+                .map(|i| {
+                    let n = i * 7;
+                    format!(
+                        "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                        n + 1,
+                        n + 2,
+                        n + 3,
+                        n + 4,
+                        n + 5,
+                        n + 6,
+                        n + 7
+                    )
+                })
+                .collect();
+            let sql = format!("{INSERT_DELIVERIES}{}", rows.join(", "));
+            let mut insert = B::query(&sql);
+            for attempt in attempts {
+                insert = insert
+                    .bind(id)
+                    .bind(attempt.event_id)
+                    .bind(&attempt.event_type)
+                    .bind(attempt.status_code)
+                    .bind(attempt.duration_ms)
+                    .bind(&attempt.error)
+                    .bind(attempt.at);
+            }
+            insert.execute(&mut *tx).await?;
+            prune_deliveries::<B>(&mut *tx, ws, id).await?;
+        }
         tx.commit().await?;
-        Ok(moved == 1)
+        Ok(held)
     }
 
     async fn webhook_failed(
