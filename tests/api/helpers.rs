@@ -414,9 +414,27 @@ pub fn table_config() -> Value {
     })
 }
 
-/// Defines `mod $name { sqlite(), postgres() }`: one scenario, both stores.
+/// Defines `mod $name { sqlite(), postgres() }`: one scenario, both stores; with
+/// `settings = CONST;` first, each app starts with those settings (TOML) over the defaults.
 #[macro_export]
 macro_rules! both_stores {
+    (settings = $settings:ident; $(async fn $name:ident($app:ident) $body:block)*) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test]
+            async fn sqlite() {
+                let $app = $crate::helpers::TestApp::sqlite_with($settings).await;
+                $body
+            }
+            #[tokio::test]
+            async fn postgres() {
+                $crate::skip_without_postgres!();
+                let $app = $crate::helpers::TestApp::postgres_with($settings).await;
+                $body
+            }
+        }
+    )*};
     ($(async fn $name:ident($app:ident) $body:block)*) => {$(
         mod $name {
             #[allow(unused_imports)]
