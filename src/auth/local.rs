@@ -278,10 +278,7 @@ pub async fn sign_in_with_password(
         Some(email) => state.store.password_user(&email, DEFAULT_WORKSPACE).await?,
         None => None,
     };
-    let (hash, user) = match user {
-        Some(user) => (Some(user.password_hash.clone()), Some(user)),
-        None => (None, None),
-    };
+    let hash = user.as_ref().map(|u| u.password_hash.clone());
     let (true, Some(user)) = (verify_password(password, hash).await?, user) else {
         tracing::debug!("password sign-in refused");
         return Ok(SignInOutcome::Refused);
