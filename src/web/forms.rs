@@ -65,7 +65,7 @@ fn error_box(error: Option<&str>) -> String {
 pub(super) struct LoginForm<'a> {
     /// Where a sign-in goes after (already a same-site path).
     pub next: &'a str,
-    pub email: &'a str,
+    /// Never the email typed: a refusal must read the same whichever of the two was wrong.
     pub error: Option<&'a str>,
     /// The identity provider's button too.
     pub provider: bool,
@@ -88,11 +88,10 @@ pub(super) fn login_page(form: &LoginForm<'_>) -> Page {
     let body = format!(
         "<div class=\"card\">{}<form method=\"post\" action=\"/login\">\
          <input type=\"hidden\" name=\"next\" value=\"{next}\">\
-         <label>Email<input type=\"email\" name=\"email\" value=\"{}\" autocomplete=\"username\" required autofocus></label>\
+         <label>Email<input type=\"email\" name=\"email\" autocomplete=\"username\" required autofocus></label>\
          <label>Password<input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>\
          <button type=\"submit\">Sign in</button></form>{provider}</div>",
-        error_box(form.error),
-        esc(form.email)
+        error_box(form.error)
     );
     let mut page = form_page("Sign in to Corkboard", &body);
     page.found = form.error.is_none();

@@ -73,7 +73,6 @@ pub(super) async fn password(
     let again = |next: &str, error, status| {
         let form = LoginForm {
             next,
-            email: "",
             error: Some(error),
             provider,
         };
@@ -93,7 +92,6 @@ pub(super) async fn password(
         Ok(SignInOutcome::Started(started)) => {
             with_cookie(see_other(&next), &session_cookie(&state, &started))
         }
-        // The email is not shown again: the page must not differ between the two.
         Ok(SignInOutcome::Refused) => {
             again(&next, "Wrong email or password.", StatusCode::UNAUTHORIZED)
         }

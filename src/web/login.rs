@@ -51,7 +51,6 @@ pub(super) async fn login(
         let next = super::safe_next(query.next.as_deref());
         let form = LoginForm {
             next: &next,
-            email: "",
             error: None,
             provider: state.oidc.is_some(),
         };
