@@ -31,7 +31,7 @@ use crate::{
     config::{Limits, Settings},
     error::{Error, Result},
     events::Hub,
-    limits::{AddressGuard, Limiter},
+    limits::{AddressGuard, Limiter, PasswordGuard},
     metrics::Metrics,
     pins::{records::RecordCache, rendered::RenderedCache},
     store::Store,
@@ -56,6 +56,8 @@ pub struct AppState {
     pub share_guard: Arc<AddressGuard>,
     /// Requests to signed-in pages per user (`workspace/user`).
     pub user_page_guard: Arc<AddressGuard<String>>,
+    /// Failed password sign-ins per address and per account.
+    pub password_guard: Arc<PasswordGuard>,
     limiter_healthy: Arc<AtomicBool>,
     /// Checks ID tokens; `None` when sign-in with them is off.
     pub(crate) jwt: Option<Arc<crate::auth::JwtVerifier>>,
@@ -111,6 +113,7 @@ impl AppState {
             auth_guard: Arc::default(),
             share_guard: Arc::default(),
             user_page_guard: Arc::default(),
+            password_guard: Arc::default(),
             limiter_healthy: Arc::new(AtomicBool::new(true)),
             jwt: crate::auth::JwtVerifier::new(&settings.auth.jwt).map(Arc::new),
             oidc: crate::auth::Oidc::new(
@@ -134,6 +137,12 @@ impl AppState {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
+    }
+
+    /// Whether people can sign in on the web: with the identity provider (a client id) or
+    /// with a password (`auth.local.enabled`). Without either, the signed-in pages are 404.
+    pub fn web_sign_in(&self) -> bool {
+        self.oidc.is_some() || self.settings.auth.local.enabled
     }
 
     pub fn limiter_healthy(&self) -> bool {

@@ -1,5 +1,5 @@
-//! The command line: `serve` (the default), `migrate`, `keys create|list|revoke`, `config`,
-//! `export`, `import`, `migrate-store`.
+//! The command line: `serve` (the default), `migrate`, `keys create|list|revoke`,
+//! `setup-link`, `config`, `export`, `import`, `migrate-store`.
 //! Every command reads the same settings as `serve`.
 
 use std::{path::PathBuf, process::ExitCode};
@@ -40,6 +40,9 @@ enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// Print a new setup link for the owner's account (it works once, for 24 hours); older
+    /// links stop working.
+    SetupLink,
     /// Print the effective configuration, secrets redacted.
     Config,
     /// Write a workspace's archive (JSON; no keys, sessions or hook secrets).
@@ -115,6 +118,7 @@ pub async fn run() -> ExitCode {
         })
         .map_err(|e| e.to_string()),
         Command::Keys { command } => keys(settings, command).await,
+        Command::SetupLink => setup_link(settings).await,
         Command::Config => {
             println!("{}", settings.redacted_json());
             Ok(())
@@ -197,7 +201,8 @@ fn return_large_buffers() {
     }
 }
 
-/// On the very first start of a store: the default workspace and one `*` key, printed once.
+/// On the very first start of a store: the default workspace and one `*` key, printed once,
+/// and with local accounts on, the owner's setup link.
 async fn bootstrap(state: &AppState) -> crate::Result<()> {
     if !state.store.claim_bootstrap().await? {
         return Ok(());
@@ -219,6 +224,34 @@ async fn bootstrap(state: &AppState) -> crate::Result<()> {
         key.secret.expose(),
         state.public_base()
     );
+    if state.settings.auth.local.enabled {
+        let link = auth::local::new_setup_link(&state.store, state.public_base()).await?;
+        println!(
+            "\nSet up the owner's account in a browser (the link works once, for 24 hours; \
+             `corkboard setup-link` makes a new one):\n"
+        );
+        println!("    {}\n", link.expose());
+    }
+    Ok(())
+}
+
+/// `corkboard setup-link`: a new setup link alone on stdout; every older one stops working.
+async fn setup_link(settings: Settings) -> Result<(), String> {
+    if !settings.auth.local.enabled {
+        return Err("local accounts are off (auth.local.enabled = false)".into());
+    }
+    let store = Store::open(
+        &settings.store_url(),
+        1,
+        crate::events::Records::shared(&settings.public_base()),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let made = auth::local::new_setup_link(&store, &settings.public_base()).await;
+    store.close().await;
+    let link = made.map_err(|e| e.to_string())?;
+    println!("{}", link.expose());
+    eprintln!("It works once, for 24 hours; older setup links no longer work.");
     Ok(())
 }
 

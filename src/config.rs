@@ -50,6 +50,8 @@ pub struct AuthSettings {
     pub jwt: crate::auth::JwtSettings,
     /// Web sign-in (CONTRACT.md 13).
     pub oidc: crate::auth::OidcSettings,
+    /// Local accounts: sign-in with a password (CONTRACT.md 16).
+    pub local: crate::auth::LocalSettings,
 }
 
 /// Input limits, enforced before any deep work is done on a request.
@@ -156,6 +158,7 @@ impl Settings {
             .oidc
             .check(&self.auth.jwt.issuer)
             .map_err(ConfigError)?;
+        self.auth.local.check().map_err(ConfigError)?;
         if !self.public_url.is_empty() && url::Url::parse(&self.public_url).is_err() {
             return Err(ConfigError("public_url must be an absolute URL".into()));
         }

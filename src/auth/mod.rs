@@ -9,6 +9,7 @@ mod jwt;
 mod jwt_settings;
 pub mod key_admin;
 mod keys;
+pub mod local;
 mod oidc;
 pub mod roles;
 pub mod sessions;
@@ -28,6 +29,7 @@ pub use keys::{
     create_key, list_keys, revoke_key, valid_workspace_name, ApiKeySecret, CreatedKey, KeyHash,
     NewKey,
 };
+pub use local::LocalSettings;
 pub use oidc::{Oidc, OidcSettings, Pending};
 pub(crate) use users::{sign_in, DEFAULT_WORKSPACE};
 

@@ -69,7 +69,7 @@ pub async fn end(state: &AppState, id: &str) -> Result<()> {
 /// The user of session `id` (a cookie's value) as they are now, or `None` when it is unknown
 /// or expired, their membership is gone, or web sign-in is off.
 pub async fn signed_in(state: &AppState, id: &str) -> Result<Option<SignedIn>> {
-    if state.oidc.is_none() {
+    if !state.web_sign_in() {
         return Ok(None);
     }
     let Some(session) = state

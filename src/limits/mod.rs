@@ -11,7 +11,7 @@ mod middleware;
 mod open;
 pub(crate) mod postgres;
 
-pub use guard::AddressGuard;
+pub use guard::{AddressGuard, PasswordGuard, PASSWORD_FAILURES, PASSWORD_WINDOW_MS};
 pub use middleware::enforce;
 pub(crate) use middleware::{
     body_error, client_address, count_hook_call, count_share_request, count_user_request,

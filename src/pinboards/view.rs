@@ -151,7 +151,7 @@ fn shows_reader(door: Door, sharing: Sharing) -> bool {
 /// What a viewer without a session gets where a sign-in could show more: sign-in while web
 /// sign-in is on, else nothing.
 fn sign_in_first<T>(state: &AppState) -> Shown<T> {
-    if state.oidc.is_some() {
+    if state.web_sign_in() {
         Shown::SignIn
     } else {
         Shown::NotFound
@@ -260,7 +260,7 @@ async fn read(
 
 /// For a visitor who has not signed in: whether item `id` is shown only after sign-in.
 async fn asks_sign_in(state: &AppState, kind: Kind, id: &str) -> Result<bool> {
-    if state.oidc.is_none() {
+    if !state.web_sign_in() {
         return Ok(false);
     }
     let Some(ws) = state.store.workspace_of(id).await? else {

@@ -3,8 +3,8 @@
 //! - `sql.rs`: [`sql::Backend`], what one database provides (connections, the statements
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
-//! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `datasets.rs`,
-//!   `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
+//! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `local.rs`,
+//!   `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates and updates into one
@@ -53,6 +53,7 @@ mod hooks;
 mod identity;
 mod json;
 mod keys;
+mod local;
 mod pins;
 mod placements;
 pub(crate) mod postgres;
@@ -69,6 +70,7 @@ pub use hooks::{HookQuery, HookRow};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
+pub use local::{NewOwner, PasswordUser};
 pub use pins::{
     Change, Created, DeleteCheck, Idempotent, Logged, Pin, PinKey, PinQuery, StatusMark, Upserted,
 };
@@ -88,6 +90,7 @@ use events::EventStore;
 use hooks::HookStore;
 use identity::IdentityStore;
 use keys::KeyStore;
+use local::LocalStore;
 use pins::PinStore;
 use placements::PlacementStore;
 use sessions::SessionStore;
@@ -263,6 +266,10 @@ impl Store {
         fn find_session(&self, id_hash: &str, now: i64) -> Result<Option<SessionRow>>;
         fn delete_session(&self, id_hash: &str) -> Result<bool>;
         fn collaborator_boards(&self, user_id: &str, limit: i64) -> Result<Vec<Pinboard>>;
+        fn replace_setup_token(&self, token_hash: &str, now: i64, expires_at: i64) -> Result<()>;
+        fn setup_token_open(&self, token_hash: &str, now: i64) -> Result<bool>;
+        fn complete_setup(&self, owner: &NewOwner<'_>) -> Result<Option<String>>;
+        fn password_user(&self, email: &str, prefer: &str) -> Result<Option<PasswordUser>>;
         fn write_blocks(&self, ws: &str, pin_id: &str, now: i64, retention: u32, edit: &mut BlockEdit<'_>) -> Result<Vec<Block>>;
     }
 }

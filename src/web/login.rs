@@ -1,7 +1,10 @@
-//! `GET /login`, `GET /auth/callback` and `POST /logout`. Between the first two, the
-//! browser keeps the sign-in's state, nonce, PKCE verifier and `next` in an `HttpOnly`
-//! cookie scoped to `/auth/callback`, which the callback always clears: a sign-in can be
-//! finished once, by the browser that started it.
+//! `GET /login`, `GET /login/provider`, `GET /auth/callback` and `POST /logout`. `/login`
+//! is the sign-in page while local accounts are on (the password form, posted to
+//! `web::local`, and the provider's button when there is one), else straight to the
+//! provider. From `/login/provider` to the callback, the browser keeps the sign-in's state,
+//! nonce, PKCE verifier and `next` in an `HttpOnly` cookie scoped to `/auth/callback`, which
+//! the callback always clears: a sign-in can be finished once, by the browser that started
+//! it.
 
 use axum::{
     extract::{Query, State},
@@ -13,12 +16,14 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
 use super::{
+    forms::{self, LoginForm},
     not_found, see_other,
     session::{self, cookie, set_cookie},
 };
 use crate::{
     app::AppState,
     auth::{
+        local::Started,
         sessions::{self, SessionId},
         sign_in, Pending, DEFAULT_WORKSPACE,
     },
@@ -36,8 +41,26 @@ pub(super) struct LoginQuery {
     next: Option<String>,
 }
 
-/// `GET /login?next=`: to the provider's authorization endpoint (404 while sign-in is off).
+/// `GET /login?next=`: with local accounts on, the sign-in page (the password form, and the
+/// provider's button when there is a provider); else to the provider (404 without one).
 pub(super) async fn login(
+    State(state): State<AppState>,
+    Query(query): Query<LoginQuery>,
+) -> Response {
+    if state.settings.auth.local.enabled {
+        let next = super::safe_next(query.next.as_deref());
+        let form = LoginForm {
+            next: &next,
+            error: None,
+            provider: state.oidc.is_some(),
+        };
+        return super::html(forms::login_page(&form), StatusCode::OK);
+    }
+    provider(State(state), Query(query)).await
+}
+
+/// `GET /login/provider?next=`: to the provider's authorization endpoint (404 without one).
+pub(super) async fn provider(
     State(state): State<AppState>,
     Query(query): Query<LoginQuery>,
 ) -> Response {
@@ -74,15 +97,9 @@ pub(super) async fn callback(
 ) -> Response {
     let clear = set_cookie(&state, LOGIN_COOKIE, "", LOGIN_PATH, 0);
     let answer = match finish(&state, &query, &headers).await {
-        Ok((session_id, next, ttl_ms)) => with_cookie(
+        Ok((id, next, ttl_ms)) => with_cookie(
             see_other(&next),
-            &set_cookie(
-                &state,
-                session::SESSION_COOKIE,
-                session_id.as_str(),
-                "/",
-                ttl_ms / 1000,
-            ),
+            &session_cookie(&state, &Started { id, ttl_ms }),
         ),
         Err(e) => failed(&state, e),
     };
@@ -128,9 +145,8 @@ async fn finish(
 /// `POST /logout`: from this site only (`Origin`), ends the session in the store and goes
 /// to `/`.
 pub(super) async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    if origin != Some(own_origin(&state).as_str()) {
-        return crate::Error::Forbidden("cross-site request refused".into()).into_response();
+    if let Some(refused) = refuse_cross_site(&state, &headers) {
+        return refused;
     }
     if let Err(e) = session::end(&state, &headers).await {
         return e.into_response();
@@ -141,6 +157,14 @@ pub(super) async fn logout(State(state): State<AppState>, headers: HeaderMap) ->
     )
 }
 
+/// The 403 for a state-changing page request whose `Origin` is not this site's (or
+/// missing); `None` for one from our own pages.
+pub(super) fn refuse_cross_site(state: &AppState, headers: &HeaderMap) -> Option<Response> {
+    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+    (origin != Some(own_origin(state).as_str()))
+        .then(|| crate::Error::Forbidden("cross-site request refused".into()).into_response())
+}
+
 /// `scheme://host[:port]` of `public_url`: what a browser sends as `Origin` from our pages.
 fn own_origin(state: &AppState) -> String {
     url::Url::parse(state.public_base())
@@ -148,7 +172,19 @@ fn own_origin(state: &AppState) -> String {
         .unwrap_or_default()
 }
 
-fn with_cookie(mut response: Response, cookie: &str) -> Response {
+/// The session cookie of a session just started (CONTRACT.md 13), whichever way the user
+/// signed in.
+pub(super) fn session_cookie(state: &AppState, started: &Started) -> String {
+    set_cookie(
+        state,
+        session::SESSION_COOKIE,
+        started.id.as_str(),
+        "/",
+        started.ttl_ms / 1000,
+    )
+}
+
+pub(super) fn with_cookie(mut response: Response, cookie: &str) -> Response {
     if let Ok(value) = HeaderValue::from_str(cookie) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }

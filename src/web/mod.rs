@@ -1,9 +1,13 @@
-//! The signed-in web (CONTRACT.md 13): sign-in with the identity provider (`/login`,
-//! `/auth/callback`, `/logout`, in `login.rs`) and the pages of a signed-in user (`/boards`,
+//! The signed-in web (CONTRACT.md 13, 16): sign-in with the identity provider (`/login`,
+//! `/login/provider`, `/auth/callback`, `/logout`, in `login.rs`) or with a password (the
+//! form on `/login`, posted to `/login`, and the owner's setup link `/setup/{token}`, in
+//! `local.rs`, their pages in `forms.rs`) and the pages of a signed-in user (`/boards`,
 //! `/boards/{id}`, in `boards.rs`). The session cookie is read here and only here: the API
 //! under `/v1` never looks at cookies, so it stays bearer-only.
 
 mod boards;
+mod forms;
+mod local;
 mod login;
 mod session;
 
@@ -27,7 +31,9 @@ use crate::{app::AppState, render::Page};
 pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/", get(home))
-        .route("/login", get(login::login))
+        .route("/login", get(login::login).post(local::password))
+        .route("/login/provider", get(login::provider))
+        .route("/setup/{token}", get(local::setup_form).post(local::setup))
         .route("/auth/callback", get(login::callback))
         .route("/boards", get(boards::list))
         .route("/boards/{id}", get(boards::board))
@@ -80,7 +86,7 @@ async fn home(
     axum::extract::State(state): axum::extract::State<AppState>,
     session::MaybeSignedIn(who): session::MaybeSignedIn,
 ) -> Response {
-    if state.oidc.is_none() {
+    if !state.web_sign_in() {
         return crate::Error::NotFound {
             what: "route",
             index: None,

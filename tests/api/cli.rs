@@ -19,13 +19,13 @@ use tokio::{
 use crate::helpers::{drop_database, pg_admin_url, stat_cards};
 
 /// A fresh store for the binary: a new data directory, and for PostgreSQL a new database.
-struct Store {
+pub(crate) struct Store {
     dir: PathBuf,
     pg_database: Option<String>,
 }
 
 impl Store {
-    fn sqlite() -> Store {
+    pub(crate) fn sqlite() -> Store {
         let dir = std::env::temp_dir().join(format!("corkboard-cli-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         Store {
@@ -34,7 +34,7 @@ impl Store {
         }
     }
 
-    async fn postgres() -> Store {
+    pub(crate) async fn postgres() -> Store {
         let name = format!("corkboard_cli_{}", uuid::Uuid::new_v4().simple());
         let mut admin = PgConnection::connect(&format!("{}/postgres", pg_admin_url()))
             .await
@@ -55,7 +55,7 @@ impl Store {
     }
 
     /// The binary with a clean environment pointing at this store.
-    fn command(&self, args: &[&str]) -> Command {
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_corkboard"));
         cmd.args(args)
             .env_clear()
@@ -79,7 +79,7 @@ impl Store {
     }
 
     /// Runs a command that must succeed; returns its stdout.
-    async fn ok(&self, args: &[&str]) -> String {
+    pub(crate) async fn ok(&self, args: &[&str]) -> String {
         let out = self.run(args).await;
         assert!(
             out.status.success(),
@@ -150,16 +150,16 @@ fn the_key(stdout: &str) -> String {
 }
 
 /// A running `corkboard serve`, its stdout collected line by line.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     stdout: Arc<Mutex<Vec<String>>>,
     reader: tokio::task::JoinHandle<()>,
     stderr: PathBuf,
 }
 
 impl Server {
-    async fn start(store: &Store) -> Server {
+    pub(crate) async fn start(store: &Store) -> Server {
         let port = free_port();
         let stderr = store
             .dir
@@ -224,6 +224,30 @@ impl Server {
             .collect()
     }
 
+    /// Waits for a printed line that `pick` accepts, and returns it trimmed.
+    pub(crate) async fn printed(&self, what: &str, pick: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let found = self
+                .stdout
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| pick(l))
+                .map(str::to_owned);
+            if let Some(line) = found {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {what} printed; stdout: {:?}",
+                self.stdout.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits for the first-start key on stdout.
     async fn first_key(&self) -> String {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -243,7 +267,7 @@ impl Server {
     }
 
     /// SIGTERM; asserts a clean exit within a few seconds and returns all of stdout.
-    async fn stop(mut self) -> Vec<String> {
+    pub(crate) async fn stop(mut self) -> Vec<String> {
         let pid = self.child.id().expect("running");
         let status = std::process::Command::new("kill")
             .args(["-TERM", &pid.to_string()])

@@ -61,6 +61,10 @@ macro_rules! skip_without_postgres {
     };
 }
 
+/// Settings of a server without web sign-in: no identity provider (the default) and local
+/// accounts off. Sign-in-only pages are then the 404 page to everyone without a credential.
+pub const SIGN_IN_OFF: &str = "[auth.local]\nenabled = false\n";
+
 /// Limits high enough that only the rate-limit tests, which set their own, ever meet them.
 const GENEROUS_LIMITS: &str = "
 [rate_limits.tiers.team]
@@ -415,22 +419,22 @@ pub fn table_config() -> Value {
 }
 
 /// Defines `mod $name { sqlite(), postgres() }`: one scenario, both stores; with
-/// `settings = CONST;` first, each app starts with those settings (TOML) over the defaults.
+/// `with CONFIG;` first, on servers with those settings (TOML) over the tests' own.
 #[macro_export]
 macro_rules! both_stores {
-    (settings = $settings:ident; $(async fn $name:ident($app:ident) $body:block)*) => {$(
+    (with $config:expr; $(async fn $name:ident($app:ident) $body:block)*) => {$(
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             #[tokio::test]
             async fn sqlite() {
-                let $app = $crate::helpers::TestApp::sqlite_with($settings).await;
+                let $app = $crate::helpers::TestApp::sqlite_with($config).await;
                 $body
             }
             #[tokio::test]
             async fn postgres() {
                 $crate::skip_without_postgres!();
-                let $app = $crate::helpers::TestApp::postgres_with($settings).await;
+                let $app = $crate::helpers::TestApp::postgres_with($config).await;
                 $body
             }
         }

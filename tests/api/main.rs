@@ -24,6 +24,7 @@ mod keys;
 mod limits;
 mod lists;
 mod live;
+mod local_accounts;
 mod mcp;
 mod merge_patch;
 mod metrics;

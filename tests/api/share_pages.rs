@@ -159,35 +159,6 @@ both_stores! {
         assert_inert(&page.html);
     }
 
-    async fn private_missing_and_sign_in_only_are_one_404_page(app) {
-        let missing = open_id(&app, "p-doesnotexist0000000000").await;
-        assert_eq!(missing.status, 404);
-        assert_locked_down(&missing);
-        let private_pin = new_pin(&app, "private").await;
-        let private_board = new_board(&app, "private").await;
-        let signed_pin = make_public_pin(&app, &stat_cards("members")).await;
-        app.put(&format!("/v1/pins/{signed_pin}/share"), &json!({"require_sign_in": true})).await.expect(200);
-        let signed_board = new_board(&app, "members").await;
-        app.put(&format!("/v1/pinboards/{signed_board}/share"), &json!({"is_public": true, "require_sign_in": true})).await.expect(200);
-        let ids = [private_pin.as_str(), private_board.as_str(), signed_pin.as_str(), signed_board.as_str(),
-                   "pb-doesnotexist000000000", "nonsense", "p-", "%3Cscript%3E"];
-        for id in ids {
-            let page = open_id(&app, id).await;
-            assert_eq!(page.status, 404, "{id}");
-            assert_eq!(page.html, missing.html, "{id}: byte for byte the same page");
-            assert_eq!(page.header("content-security-policy"), missing.header("content-security-policy"));
-        }
-        assert!(!missing.html.contains("private") && !missing.html.contains("members"));
-        // Another workspace's public pin is public: the page doesn't depend on a workspace.
-        let other = app.key_in("team-b", "*").await;
-        let res = app.send(app.client.post(format!("{}/v1/pins", app.base)).bearer_auth(&other).json(&{
-            let mut b = stat_cards("theirs");
-            b["is_public"] = json!(true);
-            b
-        })).await.expect(200);
-        assert_eq!(open_id(&app, res.data()["pin_id"].as_str().unwrap()).await.status, 200);
-    }
-
     async fn unsharing_takes_the_page_down_at_once(app) {
         let pin = make_public_pin(&app, &stat_cards("soon gone")).await;
         assert_eq!(open_id(&app, &pin).await.status, 200);
@@ -384,5 +355,40 @@ both_stores! {
             assert_eq!(page.header("x-robots-tag"), "noindex", "{path}");
             assert_eq!(page.header("cache-control"), "no-store", "{path}");
         }
+    }
+}
+
+// Without web sign-in: what is shown only to signed-in visitors is one 404 page with the
+// rest (with sign-in on, it goes to /login instead: tests/api/local_accounts.rs).
+both_stores! {
+    with SIGN_IN_OFF;
+
+    async fn private_missing_and_sign_in_only_are_one_404_page(app) {
+        let missing = open_id(&app, "p-doesnotexist0000000000").await;
+        assert_eq!(missing.status, 404);
+        assert_locked_down(&missing);
+        let private_pin = new_pin(&app, "private").await;
+        let private_board = new_board(&app, "private").await;
+        let signed_pin = make_public_pin(&app, &stat_cards("members")).await;
+        app.put(&format!("/v1/pins/{signed_pin}/share"), &json!({"require_sign_in": true})).await.expect(200);
+        let signed_board = new_board(&app, "members").await;
+        app.put(&format!("/v1/pinboards/{signed_board}/share"), &json!({"is_public": true, "require_sign_in": true})).await.expect(200);
+        let ids = [private_pin.as_str(), private_board.as_str(), signed_pin.as_str(), signed_board.as_str(),
+                   "pb-doesnotexist000000000", "nonsense", "p-", "%3Cscript%3E"];
+        for id in ids {
+            let page = open_id(&app, id).await;
+            assert_eq!(page.status, 404, "{id}");
+            assert_eq!(page.html, missing.html, "{id}: byte for byte the same page");
+            assert_eq!(page.header("content-security-policy"), missing.header("content-security-policy"));
+        }
+        assert!(!missing.html.contains("private") && !missing.html.contains("members"));
+        // Another workspace's public pin is public: the page doesn't depend on a workspace.
+        let other = app.key_in("team-b", "*").await;
+        let res = app.send(app.client.post(format!("{}/v1/pins", app.base)).bearer_auth(&other).json(&{
+            let mut b = stat_cards("theirs");
+            b["is_public"] = json!(true);
+            b
+        })).await.expect(200);
+        assert_eq!(open_id(&app, res.data()["pin_id"].as_str().unwrap()).await.status, 200);
     }
 }

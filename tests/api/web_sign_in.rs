@@ -132,6 +132,12 @@ impl Web {
 
     /// [`Web::start`] with `extra` configuration appended.
     async fn start_with(postgres: bool, sign_in_on: bool, extra: &str) -> Web {
+        Web::build(postgres, sign_in_on, false, extra).await
+    }
+
+    /// A server with the provider (when `sign_in_on`) and local accounts (when `local`; the
+    /// other tests here leave them off: `/login` then goes straight to the provider).
+    async fn build(postgres: bool, sign_in_on: bool, local: bool, extra: &str) -> Web {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let issuer = format!("http://{}", listener.local_addr().unwrap());
         let idp = Idp {
@@ -150,7 +156,8 @@ impl Web {
         let config = format!(
             "[auth.jwt]\nissuer = \"{issuer}\"\naudience = \"{}\"\nalgorithms = \"RS256\"\n\
              jwks = \"{issuer}/jwks\"\nworkspace_claim = \"org\"\n\
-             [auth.oidc]\nclient_id = \"{client_id}\"\n[events]\nheartbeat_secs = 1\n{extra}",
+             [auth.oidc]\nclient_id = \"{client_id}\"\n[auth.local]\nenabled = {local}\n\
+             [events]\nheartbeat_secs = 1\n{extra}",
             idp::AUDIENCE
         );
         let app = if postgres {
@@ -498,6 +505,33 @@ web_stores! {
         }
         assert_eq!(web.get(&format!("/boards/{id}/events"), Some(&cookie)).await.status(), 404);
     }
+}
+
+/// With local accounts on as well, `/login` is the sign-in page with both ways in: the
+/// password form and the provider's button, which starts the provider's sign-in.
+#[tokio::test]
+async fn with_local_accounts_too_login_offers_both() {
+    let web = Web::build(false, true, true, "").await;
+    web.choose("lena", "default");
+    let page = web.get("/login?next=/boards/pb-1", None).await;
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("action=\"/login\"") && html.contains("value=\"/boards/pb-1\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("href=\"/login/provider?next=%2Fboards%2Fpb-1\""),
+        "{html}"
+    );
+    let start = web.get("/login/provider?next=/boards/pb-1", None).await;
+    assert_eq!(start.status(), 303);
+    assert!(location(&start).starts_with(&format!("{}/authorize?", web.idp.issuer)));
+    let cookie = set_cookie(&start, "corkboard_login").expect("login cookie");
+    let back = web.get(&location(&start), None).await;
+    let done = web.get(&location(&back), Some(&cookie)).await;
+    assert_eq!(done.status(), 303);
+    assert_eq!(location(&done), "/boards/pb-1");
 }
 
 #[tokio::test]

@@ -362,7 +362,7 @@ both_stores! {
 }
 
 both_stores! {
-    settings = FAST;
+    with FAST;
 
     async fn matching_events_arrive_signed_as_their_frames(app) {
         let receiver = Receiver::start().await;
@@ -503,7 +503,7 @@ both_stores! {
 }
 
 both_stores! {
-    settings = DISABLES_FAST;
+    with DISABLES_FAST;
 
     async fn a_webhook_failing_long_enough_is_disabled_and_resumes_where_it_stopped(app) {
         let receiver = Receiver::start().await;
@@ -539,7 +539,7 @@ both_stores! {
 }
 
 both_stores! {
-    settings = NO_DELIVERY;
+    with NO_DELIVERY;
 
     async fn a_replica_stopped_mid_delivery_is_taken_over_after_its_lease(app) {
         let receiver = Receiver::start().await;

@@ -144,6 +144,8 @@ def main():
         "CORKBOARD_AUTH__JWT__HS256_SECRET": SECRET,
         "CORKBOARD_AUTH__JWT__DEFAULT_ROLE": "viewer",
         "CORKBOARD_AUTH__OIDC__CLIENT_ID": CLIENT_ID,
+        # The provider alone: /login goes straight to it (local_accounts.py has the form).
+        "CORKBOARD_AUTH__LOCAL__ENABLED": "false",
     }
     with Server(env=env) as server, sync_playwright() as p:
         browser = launch(p)
