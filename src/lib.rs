@@ -26,7 +26,6 @@ pub mod store;
 pub mod templates;
 pub mod transfer;
 pub mod web;
-pub mod webhooks;
 pub mod wire;
 
 pub use app::{router, serve, AppState};

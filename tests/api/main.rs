@@ -46,4 +46,3 @@ mod templates;
 mod transfer;
 mod upsert;
 mod web_sign_in;
-mod webhooks_out;
