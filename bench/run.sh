@@ -18,6 +18,8 @@
 # BENCH_ONLY=signals only the signals' sweeps (POST/s with the freshness and status sweeps
 # running every second over 10,000 pins, beside a server that sweeps once an hour; the
 # sweeps' time per run).
+# BENCH_ONLY=webhooks only the webhook fan-out (1,000 events to 10 webhooks, beside as many
+# plain POSTs by a Rust client to the same local receiver).
 # Prints one line per figure: `name: ours=... baseline=... ratio=...`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +28,7 @@ SMOKE=0 DUR=10 WARM=3 LIST_PINS=100000 PROFILE=release
 if [ "${1:-}" = "--smoke" ]; then SMOKE=1 DUR=1 WARM=1 LIST_PINS=500 PROFILE=debug; fi
 PROFILE=${BENCH_PROFILE:-$PROFILE}
 ONLY=${BENCH_ONLY:-}
-case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export|signals) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes', 'updates', 'export' and 'signals' are known" >&2; exit 1 ;; esac
+case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export|signals|webhooks) ;; *) echo "BENCH_ONLY: only 'rendered', 'mcp', 'events', 'hooks', 'writes', 'updates', 'export', 'signals' and 'webhooks' are known" >&2; exit 1 ;; esac
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
@@ -35,9 +37,9 @@ for tool in wrk pgbench psql python3 curl node ss; do
 done
 
 if [ "$PROFILE" = release ]; then
-  cargo build --release --quiet --bin corkboard --example http_ceiling --example push_floor
+  cargo build --release --quiet --bin corkboard --example http_ceiling --example push_floor --example webhook_fanout
 else
-  cargo build --quiet --bin corkboard --example http_ceiling --example push_floor
+  cargo build --quiet --bin corkboard --example http_ceiling --example push_floor --example webhook_fanout
 fi
 BIN=$PWD/target/$PROFILE/corkboard
 WORK=$(mktemp -d)
@@ -55,6 +57,8 @@ export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE=2000000000
 export CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR=2000000000
 export CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY=2000000000
 export CORKBOARD_HOOKS__PER_MINUTE=2000000000
+# The webhook fan-out's receiver runs on 127.0.0.1.
+export CORKBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true
 export RUST_LOG=warn CORKBOARD_MAX_CONNECTIONS=$CONNS
 # Enough streams for 1,000 viewers of one key (and workspace), all from 127.0.0.1.
 export CORKBOARD_EVENTS__MAX_STREAMS_PER_KEY=5000
@@ -421,6 +425,10 @@ bench_store() {
     bench_updates "$store" "$base" "$key"
     return
   fi
+  if [ "$ONLY" = webhooks ]; then
+    bench_webhooks "$store" "$base" "$key"
+    return
+  fi
 
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   if [ "$ONLY" = events ]; then
@@ -467,6 +475,7 @@ bench_store() {
   bench_hooks "$store" "$base" "$key"
   bench_writes "$store" "$base" "$key"
   bench_updates "$store" "$base" "$key"
+  bench_webhooks "$store" "$base" "$key"
 
   fill_store "$store" "$base" "$key"
   read -r list_rps list_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins?limit=200" bench/lua/get.lua)"
@@ -499,6 +508,20 @@ bench_mcp() {
   read -r mcp_rps mcp_p99 <<<"$(KEY=$key wrk_run "$base/mcp" bench/lua/mcp.lua "$WORK/mcp_create_pin.json")"
   line "$store.mcp_create_pin_rps (vs REST POST /v1/pins, target >= 0.7x)" "$mcp_rps" "$post_rps"
   echo "$store.mcp_create_pin_p99_ms: ours=$mcp_p99 rest_post_pin_p99_ms=$post_p99"
+}
+
+# Webhook fan-out (bench/webhook_fanout.rs): N events (pins created in batches while 10
+# webhooks are disabled) delivered to 10 webhooks once they are enabled, counted by a
+# receiver on 127.0.0.1, against as many plain POSTs of a delivered body by reqwest (10
+# senders at once, each in order, as each webhook delivers) to the same receiver.
+bench_webhooks() {
+  local store=$1 base=$2 key=$3 events=1000 out ours baseline
+  [ $SMOKE = 1 ] && events=50
+  out=$(timeout 600 "target/$PROFILE/examples/webhook_fanout" "$base" "$key" "$events" 10) \
+    || { echo "$store: webhook fan-out failed: $out" >&2; exit 1; }
+  ours=$(sed -n 's/.*delivered_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+  baseline=$(sed -n 's/.*baseline_per_s=\([0-9.]*\).*/\1/p' <<<"$out")
+  line "$store.webhook_deliveries_per_s ($events events x 10 webhooks, vs plain reqwest POSTs, target >= 0.8)" "$ours" "$baseline"
 }
 
 # Inbound hooks: POST /in/{token} of a small JSON to a `replace` hook (no signature, no

@@ -72,6 +72,8 @@ pub struct AppState {
     pub events: Arc<Hub>,
     /// Connections (behind a proxy: requests in flight) per client address.
     pub open_per_address: Arc<crate::limits::OpenPerAddress>,
+    /// This replica's delivery of outbound webhooks.
+    pub webhooks: Arc<crate::webhooks::Worker>,
 }
 
 impl AppState {
@@ -97,7 +99,10 @@ impl AppState {
             settings.freshness.check_secs,
             settings.limits.version_retention,
         );
+        let webhooks =
+            crate::webhooks::Worker::start(store.clone(), &settings.webhooks, metrics.clone());
         AppState {
+            webhooks,
             events,
             open_per_address: crate::limits::OpenPerAddress::new(
                 settings.http.max_connections_per_address,
@@ -260,6 +265,7 @@ pub async fn serve(
     let ready = state.ready.clone();
     let store = state.store.clone();
     let events = state.events.clone();
+    let webhooks = state.webhooks.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let http = state.settings.http.clone();
     // Without a proxy's header the address is the TCP peer: counted per connection.
@@ -277,6 +283,8 @@ pub async fn serve(
         tracing::info!("shutting down: finishing in-flight requests");
         // Event streams never finish by themselves: end them, their clients reconnect.
         events.stop();
+        // Deliveries under way are dropped unsaved: sent again by whoever leases next.
+        webhooks.stop();
         let _ = stopping_tx.send(());
     });
     tokio::pin!(server);

@@ -34,6 +34,7 @@ pub struct Settings {
     pub render: crate::pins::rendered::RenderSettings,
     pub hooks: crate::hooks::HookSettings,
     pub freshness: FreshnessSettings,
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 /// `[freshness]` settings.
@@ -146,6 +147,7 @@ impl Settings {
         if self.hooks.per_minute == 0 {
             return Err(ConfigError("hooks.per_minute must be at least 1".into()));
         }
+        self.webhooks.check().map_err(ConfigError)?;
         if self.rate_limits.write_bucket.window_secs == 0 {
             return Err(ConfigError(
                 "rate_limits.write_bucket.window_secs must be at least 1".into(),

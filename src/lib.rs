@@ -26,6 +26,7 @@ pub mod store;
 pub mod templates;
 pub mod transfer;
 pub mod web;
+pub mod webhooks;
 pub mod wire;
 
 pub use app::{router, serve, AppState};

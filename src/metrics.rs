@@ -11,8 +11,7 @@
 //! templates (`/v1/pins/{id}`), requests that matched none are `unmatched`, and methods
 //! outside the standard ones are `other`.
 //!
-//! Webhook deliveries by outcome (CONTRACT.md 18) join these with the webhooks themselves
-//! (issue 30).
+//! Webhook deliveries are counted by outcome (`delivered`, `failed`), never by webhook.
 
 use std::{
     sync::{Arc, LazyLock},
@@ -32,6 +31,10 @@ use prometheus::{
 
 /// Upper bounds of the latency histogram, seconds.
 const BUCKETS: [f64; 10] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0];
+/// Upper bounds of the webhook delivery histogram, seconds (a receiver has 10 s).
+const WEBHOOK_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 /// Methods counted by name; any other is `other`, so a client can't add label values.
 const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -184,6 +187,9 @@ pub struct Metrics {
     delivered: IntCounter,
     lagged: IntCounter,
     refused: [IntCounter; Limit::ALL.len()],
+    /// Webhook delivery attempts: delivered, failed.
+    webhook_deliveries: [IntCounter; 2],
+    webhook_duration: Histogram,
     store_up: IntGaugeVec,
     pool_open: IntGaugeVec,
     pool_in_use: IntGaugeVec,
@@ -260,8 +266,25 @@ impl Metrics {
         )
         .expect(CONSTANT);
         add(Box::new(sweeps.clone()));
+        let webhook_deliveries = counters(
+            "corkboard_webhook_deliveries_total",
+            "Attempts to deliver an event to a webhook, by outcome (delivered: a 2xx in time).",
+            "outcome",
+        );
+        let webhook_duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "corkboard_webhook_delivery_duration_seconds",
+                "Time from sending an event to a webhook to its answer (or failure).",
+            )
+            .buckets(WEBHOOK_BUCKETS.to_vec()),
+        )
+        .expect(CONSTANT);
+        add(Box::new(webhook_duration.clone()));
         Metrics {
             sweeps: Sweep::ALL.map(|sweep| sweeps.with_label_values(&[sweep.label()])),
+            webhook_deliveries: ["delivered", "failed"]
+                .map(|outcome| webhook_deliveries.with_label_values(&[outcome])),
+            webhook_duration,
             by_class: CLASSES.map(|class| by_class.with_label_values(&[class])),
             latency,
             by_route,
@@ -324,6 +347,12 @@ impl Metrics {
     /// Times one run of `sweep`.
     pub fn swept(&self, sweep: Sweep, took: Duration) {
         self.sweeps[sweep as usize].observe(took.as_secs_f64());
+    }
+
+    /// Counts one attempt to deliver to a webhook, and how long it took.
+    pub fn webhook_delivery(&self, delivered: bool, took: Duration) {
+        self.webhook_deliveries[usize::from(!delivered)].inc();
+        self.webhook_duration.observe(took.as_secs_f64());
     }
 
     /// Counts a refusal by `limit`.

@@ -125,7 +125,7 @@ impl OperationOutput for Archive {
                 `format` (`corkboard-export`), `version` (1), `workspace`, `exported_at`, then \
                 the arrays `users`, `members`, `roles`, `pins`, `pinboards`, `placements`, \
                 `collaborators`, `datasets`, `blocks`, `hooks` (no token or secret) and \
-                `webhooks` (empty). `corkboard import` restores it"
+                `webhooks` (no signing secret). `corkboard import` restores it"
                 .to_owned(),
             content: [(
                 "application/json".to_owned(),

@@ -21,11 +21,12 @@ mod query;
 mod roles;
 mod share;
 mod text_rule;
+mod webhooks;
 
 pub use json::{ApiJson, PatchBody};
 pub use path::{
     ApiPath, BlockPath, BoardPath, CollaboratorPath, DatasetPath, HookPath, KeyPath, PinKeyPath,
-    PinPath, PlacementPath, SharePath,
+    PinPath, PlacementPath, SharePath, WebhookPath,
 };
 pub use query::ApiQuery;
 
@@ -55,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .merge(pinboards::routes())
         .merge(datasets::routes())
         .merge(hooks::routes())
+        .merge(webhooks::routes())
         .merge(blocks::routes())
         // Identity: API key management, roles and board collaborators.
         .merge(api_keys::routes())

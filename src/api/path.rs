@@ -106,3 +106,10 @@ pub struct HookPath {
     /// An inbound hook's id (`hk-...`).
     pub id: String,
 }
+
+/// `{id}` of the `/webhooks/{id}` routes.
+#[derive(Deserialize, JsonSchema)]
+pub struct WebhookPath {
+    /// An outbound webhook's id (`wh-...`).
+    pub id: String,
+}

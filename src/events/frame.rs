@@ -36,6 +36,18 @@ pub(crate) struct FrameData<'a> {
     data: &'a JsonText,
 }
 
+/// The `data:` line of event `e` as `/v1/events` sends it: the body a webhook POSTs.
+pub(crate) fn data_json(e: &Event) -> Result<Vec<u8>> {
+    let data = FrameData {
+        kind: e.kind,
+        id: &e.resource_id,
+        version: e.version,
+        at: clock::iso(e.at),
+        data: &e.data,
+    };
+    serde_json::to_vec(&data).map_err(Error::internal)
+}
+
 /// What share streams and pages are sent of a dataset change: its type and time only.
 #[derive(Serialize)]
 struct Notice {
@@ -135,7 +147,9 @@ impl Frame {
     fn public_frame(&self, id: &str) -> Result<Bytes> {
         let stored = |e| Error::internal_in("an event's record", e);
         let public = match self.kind.resource() {
-            Resource::Dataset => {
+            // Share streams follow a pin or a board, so webhook events never pass their
+            // filter; were one to, it would show only its type and time.
+            Resource::Dataset | Resource::Webhook => {
                 let notice = Notice {
                     kind: self.kind,
                     at: clock::iso(self.at),

@@ -21,6 +21,10 @@ pub enum EventKind {
     DatasetCreated,
     DatasetUpdated,
     DatasetDeleted,
+    /// `POST /webhooks/{id}/test`: delivered only to that webhook (CONTRACT.md 15).
+    WebhookTest,
+    /// A webhook failed for `webhooks.disable_after_secs` and was disabled.
+    WebhookDisabled,
 }
 
 /// The kind of resource an event is about.
@@ -29,11 +33,12 @@ pub enum Resource {
     Pin,
     Pinboard,
     Dataset,
+    Webhook,
 }
 
 impl EventKind {
     /// Every kind, in the order the API description lists them.
-    pub const ALL: [EventKind; 11] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::PinCreated,
         EventKind::PinUpdated,
         EventKind::PinDeleted,
@@ -45,6 +50,8 @@ impl EventKind {
         EventKind::DatasetCreated,
         EventKind::DatasetUpdated,
         EventKind::DatasetDeleted,
+        EventKind::WebhookTest,
+        EventKind::WebhookDisabled,
     ];
 
     /// The name of every kind, in the order of [`EventKind::ALL`].
@@ -72,6 +79,8 @@ impl EventKind {
             EventKind::DatasetCreated => "dataset.created",
             EventKind::DatasetUpdated => "dataset.updated",
             EventKind::DatasetDeleted => "dataset.deleted",
+            EventKind::WebhookTest => "webhook.test",
+            EventKind::WebhookDisabled => "webhook.disabled",
         }
     }
 
@@ -96,6 +105,7 @@ impl EventKind {
             EventKind::DatasetCreated | EventKind::DatasetUpdated | EventKind::DatasetDeleted => {
                 Resource::Dataset
             }
+            EventKind::WebhookTest | EventKind::WebhookDisabled => Resource::Webhook,
         }
     }
 }

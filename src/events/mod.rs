@@ -33,7 +33,7 @@ use crate::{
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
 };
 pub(crate) use feed::Feed;
-pub(crate) use frame::{Frame, FrameData};
+pub(crate) use frame::{data_json, Frame, FrameData};
 pub use kind::{EventKind, Resource};
 pub use stream::{Filter, Resume, RETRY_MS};
 

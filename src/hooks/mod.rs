@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub(crate) use signature::{new_standard_secret, standard_signature};
 pub use signature::{Scheme, SignatureBody, SignedHeaders};
 
 use crate::{
@@ -156,16 +157,12 @@ impl HookToken {
 /// holds none: 256 random bits, as a Standard Webhooks `whsec_` secret or, for GitHub's
 /// scheme, URL-safe base64.
 pub(crate) fn new_signature_secret(scheme: &str) -> String {
+    if scheme == Scheme::Standard.as_str() {
+        return signature::new_standard_secret();
+    }
     let mut bytes = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut bytes);
-    if scheme == Scheme::Standard.as_str() {
-        format!(
-            "whsec_{}",
-            base64::engine::general_purpose::STANDARD.encode(bytes)
-        )
-    } else {
-        URL_SAFE_NO_PAD.encode(bytes)
-    }
+    URL_SAFE_NO_PAD.encode(bytes)
 }
 
 impl fmt::Debug for HookToken {

@@ -172,6 +172,17 @@ fn standard(secret: &str, headers: &SignedHeaders, body: &[u8], now_ms: i64) -> 
     if seconds.saturating_sub(now_ms / 1000).abs() > TOLERANCE_SECS {
         return Ok(false);
     }
+    let mac = standard_mac(secret, id, timestamp, body)?;
+    Ok(signatures
+        .split_whitespace()
+        .filter_map(|entry| entry.strip_prefix("v1,"))
+        .filter_map(|encoded| BASE64.decode(encoded).ok())
+        .any(|signature| mac.clone().verify_slice(&signature).is_ok()))
+}
+
+/// The Standard Webhooks HMAC of a message, keyed by the key of `secret`
+/// (`whsec_<base64 key>`): over `{id}.{timestamp}.{body}`.
+fn standard_mac(secret: &str, id: &str, timestamp: &str, body: &[u8]) -> Result<HmacSha256> {
     let key = standard_key(secret)
         .ok_or_else(|| Error::internal("stored standard secret is not whsec_<base64>"))?;
     let mut mac = HmacSha256::new_from_slice(&key).map_err(Error::internal)?;
@@ -180,11 +191,31 @@ fn standard(secret: &str, headers: &SignedHeaders, body: &[u8], now_ms: i64) -> 
     mac.update(timestamp.as_bytes());
     mac.update(b".");
     mac.update(body);
-    Ok(signatures
-        .split_whitespace()
-        .filter_map(|entry| entry.strip_prefix("v1,"))
-        .filter_map(|encoded| BASE64.decode(encoded).ok())
-        .any(|signature| mac.clone().verify_slice(&signature).is_ok()))
+    Ok(mac)
+}
+
+/// How outbound webhooks sign (CONTRACT.md 15): the `webhook-signature` header of message
+/// `id` sent at `timestamp` (seconds) with `body`, `v1,<base64 HMAC-SHA256>`, which
+/// [`verify`] of the `standard` scheme admits.
+pub(crate) fn standard_signature(
+    secret: &str,
+    id: &str,
+    timestamp: &str,
+    body: &[u8],
+) -> Result<String> {
+    let mac = standard_mac(secret, id, timestamp, body)?;
+    let signature = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+    Ok(format!("v1,{signature}"))
+}
+
+/// A new Standard Webhooks secret: `whsec_` and 32 random bytes in base64.
+pub(crate) fn new_standard_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut bytes);
+    format!(
+        "{STANDARD_PREFIX}{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
 }
 
 #[cfg(test)]
@@ -264,6 +295,26 @@ mod tests {
         let mut unsigned = at(now);
         unsigned.webhook_signature = None;
         let refused = verify(Scheme::Standard, &secret, &unsigned, body, NOW_MS);
+        assert!(matches!(refused, Err(Error::Unauthorized)));
+    }
+
+    #[test]
+    fn what_webhooks_sign_the_standard_scheme_admits() {
+        let secret = new_standard_secret();
+        assert!(standard_key(&secret).is_some_and(|key| key.len() == 32));
+        let body = br#"{"type":"webhook.test"}"#;
+        let timestamp = (NOW_MS / 1000).to_string();
+        let headers = SignedHeaders {
+            webhook_id: Some("42".into()),
+            webhook_signature: Some(
+                standard_signature(&secret, "42", &timestamp, body).expect("signed"),
+            ),
+            webhook_timestamp: Some(timestamp),
+            ..SignedHeaders::default()
+        };
+        assert!(verify(Scheme::Standard, &secret, &headers, body, NOW_MS).is_ok());
+        let other = new_standard_secret();
+        let refused = verify(Scheme::Standard, &other, &headers, body, NOW_MS);
         assert!(matches!(refused, Err(Error::Unauthorized)));
     }
 

@@ -4,7 +4,7 @@
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
 //! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `local.rs`,
-//!   `datasets.rs`, `blocks.rs`, `hooks.rs`: each resource's
+//!   `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates and updates into one
@@ -16,7 +16,9 @@
 //! write a pin by id alone. The one exception is what share pages read (`shared_pin`,
 //! `shared_board`): they know only an id, and the query itself admits only what anyone may
 //! see; `board_grant`, a user's collaborator role on a board of any workspace; and
-//! `find_hook`: a call to a hook's url names only its token, whose row names the workspace.
+//! `find_hook`: a call to a hook's url names only its token, whose row names the workspace;
+//! and `due_webhooks` and `claim_webhooks`: the delivery worker leases due webhooks of
+//! every workspace, each row naming its workspace for every statement after.
 //!
 //! The statements one create and one read run are named constants (`FIND_KEY`,
 //! `INSERT_PIN`, `postgres::GET_PINS`): `bench/sql/` runs the same text beside them
@@ -58,11 +60,12 @@ pub(crate) mod postgres;
 mod sessions;
 pub(crate) mod sql;
 mod sqlite;
+mod webhooks;
 
 pub use blocks::{Block, BlockEdit};
 pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
 pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery, NamedChange};
-pub use events::{Commits, Event, Render};
+pub use events::{Commits, Event, NewEvent, Render};
 pub use hooks::{HookQuery, HookRow};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use json::{JsonText, Serialized};
@@ -73,6 +76,9 @@ pub use pins::{
 };
 pub use placements::Placer;
 pub use sessions::SessionRow;
+pub use webhooks::{
+    DeliveryRow, Failure, WebhookChange, WebhookQuery, WebhookRow, KEPT_DELIVERIES,
+};
 
 use std::sync::Arc;
 
@@ -89,6 +95,7 @@ use pins::PinStore;
 use placements::PlacementStore;
 use sessions::SessionStore;
 use sql::Backend;
+use webhooks::WebhookStore;
 
 /// The store in use.
 #[derive(Clone)]
@@ -241,6 +248,18 @@ impl Store {
         fn find_hook(&self, lookup: &str) -> Result<Option<HookRow>>;
         fn list_hooks(&self, ws: &str, query: &HookQuery) -> Result<Vec<(i64, HookRow)>>;
         fn delete_hook(&self, ws: &str, id: &str) -> Result<bool>;
+        fn insert_webhook(&self, hook: &WebhookRow, cap: i64) -> Result<bool>;
+        fn get_webhook(&self, ws: &str, id: &str) -> Result<Option<WebhookRow>>;
+        fn list_webhooks(&self, ws: &str, query: &WebhookQuery) -> Result<Vec<(i64, WebhookRow)>>;
+        fn update_webhook(&self, ws: &str, id: &str, change: &mut WebhookChange<'_>) -> Result<Option<WebhookRow>>;
+        fn delete_webhook(&self, ws: &str, id: &str) -> Result<bool>;
+        fn webhook_deliveries(&self, ws: &str, id: &str, limit: i64) -> Result<Vec<DeliveryRow>>;
+        fn log_webhook_event(&self, ws: &str, event: &NewEvent) -> Result<()>;
+        fn due_webhooks(&self, now: i64, limit: i64) -> Result<Vec<String>>;
+        fn claim_webhooks(&self, worker: &str, ids: &[String], now: i64, lease_until: i64) -> Result<Vec<WebhookRow>>;
+        fn webhook_progress(&self, ws: &str, id: &str, worker: &str, attempts: &[DeliveryRow], cursor: i64, lease_until: i64) -> Result<bool>;
+        fn webhook_failed(&self, ws: &str, id: &str, worker: &str, attempt: &DeliveryRow, failure: &Failure) -> Result<bool>;
+        fn release_webhook(&self, ws: &str, id: &str, worker: &str) -> Result<()>;
         fn pin_blocks(&self, ws: &str, pin_id: &str) -> Result<Option<Vec<Block>>>;
         fn blocks_of(&self, ws: &str, pin_ids: &[String]) -> Result<std::collections::HashMap<String, Vec<Block>>>;
         fn insert_session(&self, session: &SessionRow) -> Result<()>;

@@ -7,8 +7,7 @@
 //! (which is the order the foreign keys ask for on import), each row an object of the
 //! section's columns, one row a line. It holds each record's current state (no past
 //! versions, no event log) and no secret: no API key, no session, no hook token or
-//! signature secret. `webhooks` is the place for outgoing webhooks, which don't exist yet:
-//! always an empty list.
+//! signature secret, no outgoing webhook's signing secret or delivery state.
 
 use std::collections::HashSet;
 
@@ -220,10 +219,28 @@ pub(crate) const SECTIONS: &[Section] = &[
         ],
         in_workspace: true,
     },
+    Section {
+        name: "webhooks",
+        table: "webhooks",
+        from: "webhooks t",
+        filter: "t.workspace_id = $1",
+        key: SEQ,
+        // Never `secret`, nor where deliveries stand (cursor, failures, lease): see `import`.
+        columns: &[
+            col("id", Text),
+            col("url", Text),
+            col("event_types", List),
+            col("pinboard_id", OptText),
+            col("pin_id", OptText),
+            col("description", OptText),
+            col("enabled", Bool),
+            col("disabled_reason", OptText),
+            col("created_at", Int),
+            col("updated_at", Int),
+        ],
+        in_workspace: true,
+    },
 ];
-
-/// The section of outgoing webhooks (CONTRACT.md 15), written empty until they exist.
-pub(crate) const WEBHOOKS: &str = "webhooks";
 
 /// Rows read a statement at a time.
 const PAGE: usize = 500;
@@ -337,7 +354,7 @@ async fn export_from<B: Backend>(
         }
         out.extend_from_slice(b"]");
     }
-    out.extend_from_slice(format!(",\n\"{WEBHOOKS}\": []\n}}\n").as_bytes());
+    out.extend_from_slice(b"\n}\n");
     sink.put(out).await?;
     read.rollback().await?;
     progress.finish();
@@ -390,6 +407,16 @@ pub struct Imported {
     /// Each hook with its new url (an archive holds no token) and, for a signed hook, its
     /// new signature secret: the senders must be given both.
     pub hooks: Vec<RestoredHook>,
+    /// Each outgoing webhook with its new signing secret (an archive holds none): its
+    /// receiver must be given it.
+    pub webhooks: Vec<RestoredWebhook>,
+}
+
+#[derive(Debug)]
+pub struct RestoredWebhook {
+    pub id: String,
+    pub url: String,
+    pub secret: String,
 }
 
 #[derive(Debug)]
@@ -479,6 +506,13 @@ async fn import_into<B: Backend>(
         ..Imported::default()
     };
     let mut known = Known::default();
+    // Restored webhooks send what the workspace logs from now on.
+    let newest_event = B::query("SELECT COALESCE(MAX(seq), 0) FROM events")
+        .fetch_optional(&mut write)
+        .await?
+        .map(|row| row.get::<i64>(0))
+        .transpose()?
+        .unwrap_or(0);
     let mut batch: Vec<Vec<Cell>> = Vec::with_capacity(PAGE);
     let mut current = None;
     loop {
@@ -509,6 +543,11 @@ async fn import_into<B: Backend>(
                 if spec.name == "hooks" {
                     imported.hooks.push(restore_hook(&mut cells, public_base));
                 }
+                if spec.name == "webhooks" {
+                    imported
+                        .webhooks
+                        .push(restore_webhook(&mut cells, newest_event));
+                }
                 count(&mut imported.rows, spec.name);
                 batch.push(cells);
                 progress.advance(1);
@@ -536,6 +575,7 @@ async fn check_empty<B: Backend>(conn: &mut B::Db, ws: &str, name: &str) -> Resu
         "roles",
         "memberships",
         "hooks",
+        "webhooks",
     ] {
         let n = rows::count::<B>(conn, table, Some("workspace_id = $1"), Some(ws)).await?;
         if n > 0 {
@@ -643,6 +683,24 @@ fn restore_hook(cells: &mut Vec<Cell>, public_base: &str) -> RestoredHook {
     restored
 }
 
+/// Gives a restored webhook a new signing secret (the archive holds none) and its cursor
+/// at `newest_event`: it sends what is logged after the import, not the old log.
+fn restore_webhook(cells: &mut Vec<Cell>, newest_event: i64) -> RestoredWebhook {
+    let text = |i: usize| match &cells[i] {
+        Cell::Text(Some(t)) => t.clone(),
+        _ => String::new(),
+    };
+    let secret = crate::hooks::new_standard_secret();
+    let restored = RestoredWebhook {
+        id: text(0),
+        url: text(1),
+        secret: secret.clone(),
+    };
+    cells.push(Cell::Text(Some(secret)));
+    cells.push(Cell::Int(Some(newest_event)));
+    restored
+}
+
 async fn write_batch<B: Backend>(
     conn: &mut B::Db,
     section: &Section,
@@ -652,6 +710,9 @@ async fn write_batch<B: Backend>(
     let mut columns: Vec<&str> = section.columns.iter().map(|c| c.name).collect();
     if section.name == "hooks" {
         columns.extend(["lookup", "token_hash", "signature_secret"]);
+    }
+    if section.name == "webhooks" {
+        columns.extend(["secret", "cursor_seq"]);
     }
     if section.in_workspace {
         columns.push("workspace_id");
@@ -786,14 +847,6 @@ impl<'de> serde::de::Visitor<'de> for Archive<'_> {
                 "workspace" => workspace = Some(map.next_value::<String>()?),
                 "exported_at" => {
                     map.next_value::<serde::de::IgnoredAny>()?;
-                }
-                WEBHOOKS => {
-                    let webhooks = map.next_value::<Vec<serde::de::IgnoredAny>>()?;
-                    if !webhooks.is_empty() {
-                        return Err(A::Error::custom(
-                            "webhooks: this version of corkboard has no outgoing webhooks to restore",
-                        ));
-                    }
                 }
                 name => {
                     let Some(section) = SECTIONS.iter().position(|s| s.name == name) else {

@@ -68,7 +68,8 @@ pub async fn run_export(
     Ok(())
 }
 
-/// `corkboard import`: restores `file`; prints each hook's new url (and secret) on stdout.
+/// `corkboard import`: restores `file`; prints each hook's new url (and secret) and each
+/// webhook's new signing secret on stdout.
 pub async fn run_import(
     settings: &Settings,
     file: &PathBuf,
@@ -112,6 +113,14 @@ pub async fn run_import(
             Some(secret) => println!("{} {} {} secret {secret}", hook.id, hook.name, hook.url),
             None => println!("{} {} {}", hook.id, hook.name, hook.url),
         }
+    }
+    if !imported.webhooks.is_empty() {
+        eprintln!(
+            "each webhook has a new signing secret (an archive holds none); give it to its receiver:"
+        );
+    }
+    for webhook in imported.webhooks {
+        println!("{} {} secret {}", webhook.id, webhook.url, webhook.secret);
     }
     Ok(())
 }

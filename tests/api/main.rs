@@ -46,3 +46,4 @@ mod templates;
 mod transfer;
 mod upsert;
 mod web_sign_in;
+mod webhooks_out;

@@ -139,6 +139,15 @@ async fn fill(app: &TestApp) {
     )
     .await
     .expect(200);
+    // An outgoing webhook (of an event type nothing here logs: it never delivers).
+    let webhook = app
+        .post(
+            "/v1/webhooks",
+            &json!({"url": "https://example.com/hook", "events": ["webhook.test"], "pinboard_id": board, "description": "ops alerts"}),
+        )
+        .await
+        .expect(200);
+    assert!(webhook.data()["secret"].is_string());
     // A user (as an ID token's first sign-in makes one), a member, a collaborator, a session.
     let ws: String = sqlx_ws(app).await;
     app.execute_sql(
@@ -225,6 +234,7 @@ async fn snapshot(app: &TestApp, key: &str) -> Value {
         "datasets": get("/v1/datasets?limit=200".into()).await,
         "roles": get("/v1/roles".into()).await,
         "hooks": get("/v1/hooks".into()).await,
+        "webhooks": get("/v1/webhooks".into()).await,
     });
     strip(&mut all);
     all
@@ -257,6 +267,9 @@ both_stores! {
         let hook_line = printed.lines().find(|l| l.contains(" ci ")).expect("hook line");
         assert!(hook_line.contains(&format!("{}/in/", target.state.public_base())), "{printed}");
         assert!(hook_line.contains(" secret "), "{printed}");
+        // So did the webhook: a new signing secret, printed once.
+        let webhook_line = printed.lines().find(|l| l.contains("https://example.com/hook")).expect("webhook line");
+        assert!(webhook_line.starts_with("wh-") && webhook_line.contains(" secret whsec_"), "{printed}");
         let after = snapshot(&target, &target.key).await;
         assert_eq!(after, before);
 
@@ -316,10 +329,12 @@ both_stores! {
         for secret in [app.key.as_str(), &hash, &token, "hook-signing-secret-1", "session-hash-secret"] {
             assert!(!text.contains(secret), "{secret} in the archive");
         }
-        for name in ["secret_hash", "token_hash", "lookup", "signature_secret", "api_keys", "sessions"] {
+        for name in ["secret_hash", "token_hash", "lookup", "signature_secret", "api_keys", "sessions", "secret", "cursor_seq", "leased_by"] {
             assert!(!text.contains(&format!("\"{name}\"")), "{name} in the archive");
         }
-        assert_eq!(archive.body["webhooks"], json!([]));
+        assert!(!text.contains("whsec_"), "a webhook's secret in the archive");
+        assert_eq!(archive.body["webhooks"][0]["url"], "https://example.com/hook");
+        assert_eq!(archive.body["webhooks"][0]["description"], "ops alerts");
         assert_eq!(archive.body["hooks"].as_array().unwrap().len(), 2);
     }
 

@@ -1,0 +1,186 @@
+//! Webhook fan-out: how fast a running Corkboard delivers N events to W webhooks, against
+//! the same number of plain POSTs of the same body made by a Rust client (reqwest, W
+//! sequential senders at once, as the server's W webhooks deliver each in order) to the same
+//! local receiver. The server must allow private targets
+//! (`CORKBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true`).
+//!
+//! The events are logged while the webhooks are disabled, then the webhooks are enabled and
+//! the clock runs until the receiver has every delivery: what is measured is delivering,
+//! not writing pins. Prints `delivered_per_s=... baseline_per_s=...`.
+//!
+//! `webhook_fanout <base url> <key> [events, default 1000] [webhooks, default 10]`
+
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
+    time::{Duration, Instant},
+};
+
+use axum::{body::Bytes, extract::State, http::StatusCode};
+use serde_json::{json, Value};
+
+/// What the receiver has counted, and the last body it got (the baseline sends it).
+#[derive(Default)]
+struct Received {
+    count: AtomicUsize,
+    sample: Mutex<Bytes>,
+}
+
+async fn receive(State(received): State<Arc<Received>>, body: Bytes) -> StatusCode {
+    if let Ok(mut sample) = received.sample.lock() {
+        *sample = body;
+    }
+    received.count.fetch_add(1, Ordering::Relaxed);
+    StatusCode::OK
+}
+
+async fn wait_for(received: &Received, n: usize, within: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + within;
+    while received.count.load(Ordering::Relaxed) < n {
+        if Instant::now() > deadline {
+            return Err(format!(
+                "{} of {n} deliveries within {within:?}",
+                received.count.load(Ordering::Relaxed)
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    Ok(())
+}
+
+struct Api {
+    client: reqwest::Client,
+    base: String,
+    key: String,
+}
+
+impl Api {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: &Value,
+    ) -> Result<Value, String> {
+        let res = self
+            .client
+            .request(method, format!("{}/v1{path}", self.base))
+            .bearer_auth(&self.key)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = res.status();
+        let body: Value = res.json().await.map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("{path}: {status} {body}"));
+        }
+        Ok(body["data"].clone())
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(base), Some(key)) = (args.get(1), args.get(2)) else {
+        return Err("usage: webhook_fanout <base url> <key> [events] [webhooks]".into());
+    };
+    let events: usize = args.get(3).and_then(|n| n.parse().ok()).unwrap_or(1000);
+    let webhooks: usize = args.get(4).and_then(|n| n.parse().ok()).unwrap_or(10);
+    let total = events * webhooks;
+
+    let received = Arc::new(Received::default());
+    let app = axum::Router::new()
+        .fallback(axum::routing::post(receive))
+        .with_state(received.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let receiver = format!(
+        "http://{}",
+        listener.local_addr().map_err(|e| e.to_string())?
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let api = Api {
+        client: reqwest::Client::new(),
+        base: base.trim_end_matches('/').to_owned(),
+        key: key.clone(),
+    };
+    let mut ids = Vec::new();
+    for w in 0..webhooks {
+        let hook = api
+            .send(
+                reqwest::Method::POST,
+                "/webhooks",
+                &json!({"url": format!("{receiver}/w{w}"), "events": ["pin.created"]}),
+            )
+            .await?;
+        let id = hook["id"].as_str().ok_or("no webhook id")?.to_owned();
+        api.send(
+            reqwest::Method::PATCH,
+            &format!("/webhooks/{id}"),
+            &json!({"enabled": false}),
+        )
+        .await?;
+        ids.push(id);
+    }
+    let pin = json!({"pin_type": "stat-cards", "pin_config": {"cards": [{"title": "Revenue", "value": "$1.2M", "change": "+4%", "trend": "up"}]}, "metadata": {"title": "fan-out", "tags": ["bench"]}});
+    for chunk in (0..events).collect::<Vec<_>>().chunks(100) {
+        let pins: Vec<Value> = chunk.iter().map(|_| pin.clone()).collect();
+        api.send(reqwest::Method::POST, "/pins/batch", &json!({"pins": pins}))
+            .await?;
+    }
+    let started = Instant::now();
+    for id in &ids {
+        api.send(
+            reqwest::Method::PATCH,
+            &format!("/webhooks/{id}"),
+            &json!({"enabled": true}),
+        )
+        .await?;
+    }
+    wait_for(&received, total, Duration::from_secs(300)).await?;
+    let ours = total as f64 / started.elapsed().as_secs_f64();
+    for id in &ids {
+        api.send(
+            reqwest::Method::DELETE,
+            &format!("/webhooks/{id}"),
+            &json!({}),
+        )
+        .await?;
+    }
+
+    // The baseline: the same number of POSTs of a delivered body, W senders at once, each
+    // one request after another (a webhook delivers in order).
+    let body = received.sample.lock().map_err(|_| "lock")?.clone();
+    received.count.store(0, Ordering::Relaxed);
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let mut senders = Vec::new();
+    for w in 0..webhooks {
+        let (client, body, url) = (client.clone(), body.clone(), format!("{receiver}/p{w}"));
+        senders.push(tokio::spawn(async move {
+            for _ in 0..events {
+                let res = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if !res.status().is_success() {
+                    return Err(format!("baseline POST: {}", res.status()));
+                }
+            }
+            Ok::<(), String>(())
+        }));
+    }
+    for sender in senders {
+        sender.await.map_err(|e| e.to_string())??;
+    }
+    let baseline = total as f64 / started.elapsed().as_secs_f64();
+    println!("delivered_per_s={ours:.0} baseline_per_s={baseline:.0}");
+    Ok(())
+}

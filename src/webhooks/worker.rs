@@ -1,0 +1,395 @@
+//! Delivering webhooks: one worker per replica, driven by the durable event log.
+//!
+//! The worker wakes when the store says a workspace has new events (`store::Commits`: in
+//! process on SQLite, `LISTEN/NOTIFY` from every replica on PostgreSQL), when an operation
+//! nudges it (a webhook enabled or tested), and every `webhooks.poll_ms` (retries come due
+//! with time, and a notification can be missed). Each time it looks for due webhooks (an
+//! event after their cursor, no retry pending, no live lease) and leases up to its free
+//! places in the store. Each leased webhook gets a task that reads the log after the
+//! webhook's cursor and POSTs the matching events one at a time, in log order: a failing
+//! webhook waits alone, others go on. Progress (the cursor and the attempts) is saved with
+//! the lease's renewal at most every second or 100 deliveries, so a replica killed
+//! mid-way sends again, after the lease lapses, what it had not saved: at least once.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use reqwest::{header::CONTENT_TYPE, redirect};
+use tokio::{
+    sync::{broadcast::error::TryRecvError, watch, Notify},
+    task::JoinSet,
+    time::MissedTickBehavior,
+};
+
+use super::{target, WebhookSettings, ALL_EVENTS};
+use crate::{
+    clock,
+    error::Result,
+    events::{EventKind, Resource},
+    metrics::Metrics,
+    store::{DeliveryRow, Event, Failure, NewEvent, Store, WebhookRow},
+};
+
+/// Events read from the log at a time.
+const PAGE: i64 = 100;
+/// Progress is saved at least this often while delivering (it also renews the lease) ...
+const SAVE_EVERY: Duration = Duration::from_secs(1);
+/// ... and after this many attempts.
+const SAVE_EVERY_ATTEMPTS: usize = 100;
+/// The pauses after the 1st, 2nd, ... failure, in units of `webhooks.retry_base_ms`: with
+/// its default of 5 s, 5 s, 30 s, 2 min, 10 min, 1 h, then every 4 h.
+const PAUSES: [i64; 6] = [1, 6, 24, 120, 720, 2880];
+/// Bytes of a receiver's answer read (so the connection can be used again); the rest is
+/// dropped with the connection.
+const ANSWER_BYTES: usize = 64 * 1024;
+
+/// This replica's delivery of webhooks. Stops when dropped (with the application state)
+/// or told to ([`Worker::stop`]); what it had leased is taken over when the leases lapse.
+pub struct Worker {
+    nudge: Arc<Notify>,
+    stop: watch::Sender<bool>,
+}
+
+impl Worker {
+    /// Starts delivering, unless `webhooks.deliver` is off.
+    pub fn start(store: Store, settings: &WebhookSettings, metrics: Arc<Metrics>) -> Arc<Worker> {
+        let worker = Arc::new(Worker {
+            nudge: Arc::new(Notify::new()),
+            stop: watch::channel(false).0,
+        });
+        if !settings.deliver {
+            return worker;
+        }
+        match client(settings) {
+            Ok(client) => {
+                let ctx = Arc::new(Ctx {
+                    store,
+                    settings: settings.clone(),
+                    client,
+                    metrics,
+                    worker: crate::ids::new_id("wrk-"),
+                });
+                tokio::spawn(run(ctx, worker.nudge.clone(), worker.stop.subscribe()));
+            }
+            Err(e) => tracing::error!(error = %e, "webhooks can't be delivered: no HTTP client"),
+        }
+        worker
+    }
+
+    /// Says a webhook has work now (enabled, or a test logged).
+    pub fn nudge(&self) {
+        self.nudge.notify_one();
+    }
+
+    /// Stops delivering (at shutdown); attempts under way are dropped unrecorded.
+    pub fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
+    }
+}
+
+/// The HTTP client deliveries use: redirects not followed (a 3xx is a failure, and a
+/// redirect could lead to a refused address), `timeout_secs` for the whole exchange, no
+/// proxy from the environment (it would bypass the address checks), and every name
+/// resolved through [`target::CheckedResolver`], unless a proxy is configured.
+fn client(settings: &WebhookSettings) -> reqwest::Result<reqwest::Client> {
+    let builder = reqwest::Client::builder()
+        .redirect(redirect::Policy::none())
+        .timeout(Duration::from_secs(settings.timeout_secs))
+        .user_agent(concat!("Corkboard-Webhooks/", env!("CARGO_PKG_VERSION")))
+        .no_proxy();
+    let builder = if settings.proxy.is_empty() {
+        builder.dns_resolver(target::resolver(settings.allow_private_targets))
+    } else {
+        builder.proxy(reqwest::Proxy::all(&settings.proxy)?)
+    };
+    builder.build()
+}
+
+/// What every delivery task shares.
+struct Ctx {
+    store: Store,
+    settings: WebhookSettings,
+    client: reqwest::Client,
+    metrics: Arc<Metrics>,
+    /// This worker's name in `leased_by`.
+    worker: String,
+}
+
+impl Ctx {
+    fn lease_until(&self) -> i64 {
+        let lease =
+            i64::try_from(self.settings.lease_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+        clock::now_ms().saturating_add(lease)
+    }
+}
+
+async fn run(ctx: Arc<Ctx>, nudge: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+    let mut commits = ctx.store.commits().subscribe();
+    let mut tick = tokio::time::interval(Duration::from_millis(ctx.settings.poll_ms));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    loop {
+        tokio::select! {
+            changed = stop.changed() => if changed.is_err() || *stop.borrow() { break },
+            _ = commits.recv() => {}
+            _ = tick.tick() => {}
+            () = nudge.notified() => {}
+            // A webhook given back: it may have new events already.
+            Some(_) = tasks.join_next() => {}
+        }
+        while tasks.try_join_next().is_some() {}
+        // One look serves every notification that came meanwhile.
+        while matches!(commits.try_recv(), Ok(_) | Err(TryRecvError::Lagged(_))) {}
+        let free = ctx.settings.concurrency.saturating_sub(tasks.len());
+        if free == 0 {
+            continue;
+        }
+        match claim(&ctx, free).await {
+            Ok(hooks) => {
+                for hook in hooks {
+                    tasks.spawn(serve(ctx.clone(), hook));
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "looking for webhooks to deliver"),
+        }
+    }
+}
+
+/// Leases up to `free` due webhooks. The look is a read (no write lock while nothing is
+/// due, as after most commits); the lease is a compare-and-set in the store.
+async fn claim(ctx: &Ctx, free: usize) -> Result<Vec<WebhookRow>> {
+    let now = clock::now_ms();
+    let limit = i64::try_from(free).unwrap_or(i64::MAX);
+    let due = ctx.store.due_webhooks(now, limit).await?;
+    if due.is_empty() {
+        return Ok(Vec::new());
+    }
+    ctx.store
+        .claim_webhooks(&ctx.worker, &due, now, ctx.lease_until())
+        .await
+}
+
+/// One leased webhook's task: delivers until nothing is left, a delivery fails or the
+/// lease is lost. After an error (the store unreachable, an event that can't be read) the
+/// lease is kept until it lapses: the webhook is tried again `lease_secs` later, not at
+/// once and again and again.
+async fn serve(ctx: Arc<Ctx>, hook: WebhookRow) {
+    let id = hook.id.clone();
+    if let Err(e) = deliver(&ctx, hook).await {
+        tracing::warn!(error = %e, webhook = %id, "delivering a webhook");
+    }
+}
+
+/// Whether `event` goes to `hook`: a test only to the webhook it names; others by type,
+/// and by pin and pinboard when the webhook names them.
+fn wanted(hook: &WebhookRow, event: &Event) -> bool {
+    if event.kind == EventKind::WebhookTest {
+        return event.resource_id == hook.id;
+    }
+    let typed = hook
+        .event_types
+        .iter()
+        .any(|t| t == ALL_EVENTS || t == event.kind.as_str());
+    typed
+        && hook
+            .pin_id
+            .as_ref()
+            .is_none_or(|pin| event.kind.resource() == Resource::Pin && event.resource_id == *pin)
+        && hook
+            .pinboard_id
+            .as_ref()
+            .is_none_or(|board| event.boards.contains(board))
+}
+
+async fn deliver(ctx: &Ctx, hook: WebhookRow) -> Result<()> {
+    let (ws, id, worker) = (&hook.workspace_id, &hook.id, &ctx.worker);
+    let mut cursor = hook.cursor_seq;
+    let mut saved = cursor;
+    let mut attempts: Vec<DeliveryRow> = Vec::new();
+    let mut delivered_any = false;
+    let mut saved_at = Instant::now();
+    loop {
+        let events = ctx.store.events_after(ws, cursor, PAGE).await?;
+        let last_page = events.len() < PAGE as usize;
+        for event in &events {
+            if wanted(&hook, event) {
+                let attempt = send(ctx, &hook, event).await?;
+                if !delivered(&attempt) {
+                    let moved = cursor == saved
+                        || ctx
+                            .store
+                            .webhook_progress(ws, id, worker, &attempts, cursor, ctx.lease_until())
+                            .await?;
+                    if moved {
+                        let failure = failure(ctx, &hook, delivered_any, &attempt);
+                        ctx.store
+                            .webhook_failed(ws, id, worker, &attempt, &failure)
+                            .await?;
+                    }
+                    return Ok(());
+                }
+                attempts.push(attempt);
+                delivered_any = true;
+            }
+            cursor = event.seq;
+            if attempts.len() >= SAVE_EVERY_ATTEMPTS || saved_at.elapsed() >= SAVE_EVERY {
+                let held = ctx
+                    .store
+                    .webhook_progress(ws, id, worker, &attempts, cursor, ctx.lease_until())
+                    .await?;
+                if !held {
+                    return Ok(());
+                }
+                (saved, saved_at) = (cursor, Instant::now());
+                attempts.clear();
+            }
+        }
+        if last_page {
+            break;
+        }
+    }
+    if cursor != saved
+        && !ctx
+            .store
+            .webhook_progress(ws, id, worker, &attempts, cursor, ctx.lease_until())
+            .await?
+    {
+        return Ok(());
+    }
+    ctx.store.release_webhook(ws, id, worker).await
+}
+
+fn delivered(attempt: &DeliveryRow) -> bool {
+    attempt.status_code.is_some_and(|s| (200..300).contains(&s))
+}
+
+/// The failure streak `attempt` leaves, and whether it has lasted long enough to disable
+/// the webhook.
+fn failure(ctx: &Ctx, hook: &WebhookRow, delivered_any: bool, attempt: &DeliveryRow) -> Failure {
+    let now = attempt.at.saturating_add(attempt.duration_ms);
+    let (attempts, since) = if delivered_any {
+        (1, attempt.at)
+    } else {
+        (hook.attempts + 1, hook.failing_since.unwrap_or(attempt.at))
+    };
+    let base = i64::try_from(ctx.settings.retry_base_ms).unwrap_or(i64::MAX);
+    let step = usize::try_from(attempts - 1)
+        .unwrap_or(0)
+        .min(PAUSES.len() - 1);
+    let next_attempt_at = now.saturating_add(base.saturating_mul(PAUSES[step]));
+    let disable_after =
+        i64::try_from(ctx.settings.disable_after_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let disabled = (now - since >= disable_after).then(|| {
+        let last = match (attempt.status_code, &attempt.error) {
+            (Some(status), _) => format!("answered {status}"),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "no answer".to_owned(),
+        };
+        let reason = format!(
+            "deliveries failed for {} s ({attempts} attempts since {}); the last: {last}",
+            (now - since) / 1000,
+            clock::iso(since)
+        );
+        let data = serde_json::json!({"id": hook.id, "enabled": false, "disabled_reason": reason});
+        let event = NewEvent {
+            workspace_id: hook.workspace_id.clone(),
+            kind: EventKind::WebhookDisabled,
+            resource_id: hook.id.clone(),
+            version: None,
+            boards: Vec::new(),
+            at: now,
+            data: data.to_string(),
+        };
+        (reason, event)
+    });
+    Failure {
+        attempts,
+        failing_since: since,
+        next_attempt_at,
+        disabled,
+    }
+}
+
+/// One attempt: the event's frame JSON, signed, POSTed to the webhook's url.
+async fn send(ctx: &Ctx, hook: &WebhookRow, event: &Event) -> Result<DeliveryRow> {
+    let body = crate::events::data_json(event)?;
+    let message_id = event.seq.to_string();
+    let at = clock::now_ms();
+    let started = Instant::now();
+    let answer = match target::refused_literal(&hook.url, ctx.settings.allow_private_targets) {
+        Some(refusal) => Err(refusal),
+        None => post(ctx, hook, &message_id, body).await,
+    };
+    let took = started.elapsed();
+    let (status_code, error) = match answer {
+        Ok(status) => (Some(i64::from(status)), None),
+        Err(error) => (None, Some(error)),
+    };
+    let attempt = DeliveryRow {
+        event_id: event.seq,
+        event_type: event.kind.as_str().to_owned(),
+        status_code,
+        duration_ms: i64::try_from(took.as_millis()).unwrap_or(i64::MAX),
+        error,
+        at,
+    };
+    ctx.metrics.webhook_delivery(delivered(&attempt), took);
+    Ok(attempt)
+}
+
+/// The receiver's status, or what went wrong (never the url: it may hold a token).
+async fn post(
+    ctx: &Ctx,
+    hook: &WebhookRow,
+    message_id: &str,
+    body: Vec<u8>,
+) -> std::result::Result<u16, String> {
+    let timestamp = (clock::now_ms() / 1000).to_string();
+    let signature = crate::hooks::standard_signature(&hook.secret, message_id, &timestamp, &body)
+        .map_err(|_| "the webhook's secret can't sign".to_owned())?;
+    let mut answer = ctx
+        .client
+        .post(&hook.url)
+        .header(CONTENT_TYPE, "application/json")
+        .header("webhook-id", message_id)
+        .header("webhook-timestamp", timestamp)
+        .header("webhook-signature", signature)
+        .body(body)
+        .send()
+        .await
+        .map_err(describe)?;
+    let status = answer.status().as_u16();
+    let mut read = 0;
+    while let Ok(Some(chunk)) = answer.chunk().await {
+        read += chunk.len();
+        if read > ANSWER_BYTES {
+            break;
+        }
+    }
+    Ok(status)
+}
+
+/// A failed request in a few words, without its url.
+fn describe(e: reqwest::Error) -> String {
+    let what = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "could not connect"
+    } else {
+        "request failed"
+    };
+    let e = e.without_url();
+    let mut cause: &dyn std::error::Error = &e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    format!("{what}: {cause}")
+}
