@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::pins::{lock_pins, save_change};
 use super::sql::{Backend, Record};

@@ -1,7 +1,7 @@
 //! Pinboards in the store: the stored shapes and [`BoardStore`], written once for both
 //! databases. Placements are [`super::PlacementStore`]'s.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::events::{NewEvent, Render};
 use super::pins::{pin_at, PIN_COLUMNS};

@@ -1,7 +1,7 @@
 //! Datasets in the store (CONTRACT.md 7): the stored shape and [`DatasetStore`], written once
 //! for both databases. Every write appends its `dataset.*` event in its own transaction.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::events::NewEvent;
 use super::pins::mark_statuses;

@@ -2,7 +2,7 @@
 //! [`IdentityStore`], written once for both databases. A sign-in is one transaction, and
 //! concurrent first sign-ins of one user meet in the upserts.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::keys::{key_from_row, ENSURE_WORKSPACE};
 use super::sql::{is_unique_violation, Backend, Record};

@@ -2,7 +2,7 @@
 //! a password, written once for both databases. A setup is one transaction that consumes
 //! its token first, so a link makes at most one owner however many tabs submit it.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 use subtle::ConstantTimeEq;
 
 use super::keys::ENSURE_WORKSPACE;

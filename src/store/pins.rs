@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::events::NewEvent;
 use super::group_commit::{Outcome, Update};

@@ -5,7 +5,7 @@
 //! stays true; a new placement also holds its pin ([`Backend::FOR_KEY_SHARE`]), so a
 //! concurrent pin delete either happens first (404) or waits.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::boards::{board_missing, board_updated, position_from_row, Placement, Position};
 use super::sql::{Backend, Record};

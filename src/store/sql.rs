@@ -141,7 +141,7 @@ pub(crate) trait Backend: Sync {
     /// read with [`Backend::get_pins`] only when the caller hasn't rendered that state yet).
     async fn list_pin_keys(&self, ws: &str, query: &PinQuery) -> Result<Vec<PinKey>>;
 
-    type Conn: DerefMut<Target = Self::Db> + Send;
+    type Conn: DerefMut<Target = Self::Db> + Begin + Send;
     /// A connection for reads (on SQLite, a read-only one).
     async fn reader(&self) -> Result<Self::Conn>;
     /// A connection for writes (on SQLite, the one writer).
@@ -182,6 +182,24 @@ pub(crate) trait Backend: Sync {
     fn query(sql: &str) -> Statement<'_, Self::Db> {
         Statement(Self::Db::query(sql))
     }
+}
+
+/// Opens a transaction on a connection the store handed out. Store code calls this rather
+/// than `sqlx::Connection::begin` on the connection beneath: on PostgreSQL a `begin` cancelled
+/// between sending `BEGIN` and reading its answer (a client hanging up mid-request) leaves the
+/// session inside a transaction that sqlx neither tracks nor rolls back (sqlx 0.8.6,
+/// transact-rs/sqlx#4393), so later statements on that pooled connection would run, and hold
+/// their row locks, inside it. The PostgreSQL connection notices the cancelled `BEGIN` and
+/// ends it (`postgres/conn.rs`); SQLite's worker thread already does.
+pub(crate) trait Begin: DerefMut<Target: sqlx::Connection> {
+    fn begin(
+        &mut self,
+    ) -> impl Future<
+        Output = Result<
+            sqlx::Transaction<'_, <Self::Target as sqlx::Connection>::Database>,
+            sqlx::Error,
+        >,
+    > + Send;
 }
 
 /// Stamps [`Record`] and [`Db`] for one database: `$list_column` reads a list of strings

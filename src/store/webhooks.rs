@@ -8,7 +8,7 @@
 //! so a replica that lost its lease (it expired and another took it, or a PATCH or a
 //! delete revoked it) changes nothing and stops.
 
-use sqlx::Connection as _;
+use super::sql::Begin as _;
 
 use super::events::NewEvent;
 use super::sql::{Backend, Record};

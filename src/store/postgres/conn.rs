@@ -33,9 +33,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres};
+use sqlx::{pool::PoolConnection, Connection, PgConnection, PgPool, Postgres, Transaction};
 
 use super::breaker::{Breaker, SUSPECT_AFTER};
+use crate::store::sql::Begin;
 use crate::{
     error::{Error, Result},
     metrics::PoolUse,
@@ -99,6 +100,7 @@ impl Connections {
             conn: Some(conn),
             home: self.clone(),
             shared,
+            beginning: false,
         })
     }
 
@@ -264,6 +266,38 @@ pub(crate) struct Conn {
     conn: Option<PoolConnection<Postgres>>,
     home: Connections,
     shared: bool,
+    /// Set while a `BEGIN` is in flight: dropped then, the connection may be inside a
+    /// transaction sqlx doesn't know of ([`Begin`]).
+    beginning: bool,
+}
+
+impl Begin for Conn {
+    async fn begin(&mut self) -> Result<Transaction<'_, Postgres>, sqlx::Error> {
+        let Conn {
+            conn, beginning, ..
+        } = self;
+        let conn = conn.as_deref_mut().expect("present until dropped");
+        *beginning = true;
+        let tx = conn.begin().await;
+        *beginning = false;
+        tx
+    }
+}
+
+/// Ends the transaction a cancelled `BEGIN` may have opened, then lets the connection go
+/// back to sqlx's pool (its ping checks it). A `ROLLBACK` outside a transaction is only a
+/// warning, so it is sent whether or not the `BEGIN` reached the server.
+fn roll_back_in_background(mut conn: PoolConnection<Postgres>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    runtime.spawn(async move {
+        if let Err(error) = sqlx::Executor::execute(&mut *conn, "ROLLBACK").await {
+            tracing::debug!(%error, "ending a cancelled BEGIN");
+            // Broken or not, this session must not be handed out again.
+            let _ = conn.close().await;
+        }
+    });
 }
 
 impl Deref for Conn {
@@ -282,6 +316,12 @@ impl DerefMut for Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        if self.beginning {
+            if let Some(conn) = self.conn.take() {
+                roll_back_in_background(conn);
+            }
+            return;
+        }
         if let (true, Some(conn)) = (self.shared, self.conn.take()) {
             let home = self.home.clone();
             // If the scope ended first, the connection simply returns to the pool.
@@ -311,6 +351,54 @@ mod tests {
         assert!(suspect_after(note_abandoned).await);
         assert!(!suspect_after(|| note_error(&Error::Conflict("taken".into()))).await);
         assert!(!suspect_after(|| note_error(&Error::internal("a bug"))).await);
+    }
+
+    /// A `BEGIN` dropped after it was sent, before its answer was read (a client hanging up
+    /// mid-request), leaves nothing open: the next use of that connection (the pool's only
+    /// one) is not inside a transaction. Needs PostgreSQL (`TEST_PG_URL`, as the API tests).
+    #[tokio::test]
+    async fn a_cancelled_begin_leaves_no_transaction_open() {
+        let admin = std::env::var("TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .connect(&format!("{admin}/postgres"))
+            .await;
+        let pool = match pool {
+            Ok(pool) => pool,
+            Err(e) if std::env::var("TEST_PG_URL").is_err() && std::env::var("CI").is_err() => {
+                eprintln!("PostgreSQL is not running on {admin} ({e}): this test was left out");
+                return;
+            }
+            Err(e) => panic!("PostgreSQL at {admin} (TEST_PG_URL or CI is set): {e}"),
+        };
+        let conns = Connections::new(pool);
+        // Polled once, `begin` has sent BEGIN and waits for the answer; on a fast machine
+        // the answer is sometimes there already (then the transaction is sqlx's to end).
+        let mut cancelled = false;
+        for _ in 0..100 {
+            let mut conn = conns.get().await.unwrap();
+            let begin = conn.begin();
+            tokio::pin!(begin);
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            if begin.as_mut().poll(&mut cx).is_pending() {
+                cancelled = true;
+                break;
+            }
+        }
+        assert!(cancelled, "no BEGIN was caught waiting for its answer");
+        let mut conn = conns.get().await.unwrap();
+        // One simple-protocol statement: outside a transaction its own implicit one starts
+        // as it arrives, inside one `now()` is the transaction's start.
+        let row = sqlx::raw_sql("SELECT now() <> statement_timestamp()")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+        let in_transaction: bool = sqlx::Row::get(&row, 0);
+        assert!(
+            !in_transaction,
+            "the cancelled BEGIN's transaction is still open"
+        );
     }
 
     #[tokio::test]

@@ -87,8 +87,10 @@ impl PgStore {
             .test_before_acquire(false)
             // A safety net: PostgreSQL ends a request connection left idle inside a
             // transaction, which would otherwise hold its row locks (a rate-limit row: every
-            // request of that key) until the pool closes it. Seen once in a smoke benchmark
-            // after clients dropped batch requests mid-flight; the cause is not found yet.
+            // request of that key) until the pool closes it. The one known way in, a `BEGIN`
+            // cancelled before its answer (sqlx#4393), is closed by `conn::Conn`'s `begin`;
+            // the timeout only helps while the connection then sits unused, since every
+            // statement run inside the stray transaction restarts it.
             .connect_with(
                 options
                     .clone()

@@ -19,7 +19,7 @@ use sqlx::{
 use super::events::{self, Commits, NewEvent, Render};
 use super::group_commit::{Committer, Outcome, Update};
 use super::pins::{bind_list_query, list_pin_keys_sql, pin_from_row, PIN_COLUMNS};
-use super::sql::{dialect, Backend, Column, Record, Run};
+use super::sql::{dialect, Backend, Begin, Column, Record, Run};
 use super::{Created, Idempotent, Pin, PinKey, PinQuery};
 use crate::{error::Result, metrics::PoolUse, Error};
 use page::{PageRow, PAGE_ROW};
@@ -110,6 +110,16 @@ impl SqliteStore {
             render,
             commits,
         })
+    }
+}
+
+/// sqlx's SQLite worker rolls back a `BEGIN` whose caller went away by itself.
+impl Begin for PoolConnection<Sqlite> {
+    fn begin(
+        &mut self,
+    ) -> impl std::future::Future<Output = Result<sqlx::Transaction<'_, Sqlite>, sqlx::Error>> + Send
+    {
+        sqlx::Connection::begin(&mut **self)
     }
 }
 
