@@ -85,23 +85,34 @@ pub fn dataset_of(path: &str) -> Option<&str> {
     Path::parse(path).map(|p| p.name)
 }
 
-/// One step of a path after the dataset name.
+/// One step of a path after its first name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Step<'p> {
+pub(crate) enum Step<'p> {
     Key(&'p str),
     Index(usize),
 }
 
-/// A parsed bare path: dataset name and steps.
+/// A parsed bare path: a first name (a dataset's; a status rule's `pin_config`) and steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Path<'p> {
-    name: &'p str,
-    steps: Vec<Step<'p>>,
+pub(crate) struct Path<'p> {
+    pub(crate) name: &'p str,
+    pub(crate) steps: Vec<Step<'p>>,
 }
 
 impl<'p> Path<'p> {
-    /// Parses `name(.key|[n])*`; None for anything else (spaces included).
-    fn parse(path: &'p str) -> Option<Self> {
+    /// Parses `name(.key|[n])*`; None for anything else (spaces included, and an index
+    /// past `usize`: a template's variable is then left as written).
+    pub(crate) fn parse(path: &'p str) -> Option<Self> {
+        Self::parse_indexing(path, |digits| digits.parse().ok())
+    }
+
+    /// [`Path::parse`], but an index past `usize` is a step that reads nothing (a status
+    /// rule's path: its schema allows any digits, so such a path must be accepted).
+    pub(crate) fn parse_any_index(path: &'p str) -> Option<Self> {
+        Self::parse_indexing(path, |digits| Some(digits.parse().unwrap_or(usize::MAX)))
+    }
+
+    fn parse_indexing(path: &'p str, index: fn(&str) -> Option<usize>) -> Option<Self> {
         let name_end = path.find(['.', '[']).unwrap_or(path.len());
         let name = &path[..name_end];
         let name_ok = (1..=MAX_NAME_LEN).contains(&name.len())
@@ -132,7 +143,7 @@ impl<'p> Path<'p> {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return None;
                 }
-                steps.push(Step::Index(digits.parse().ok()?));
+                steps.push(Step::Index(index(digits)?));
                 rest = &after[end + 1..];
             } else {
                 return None;

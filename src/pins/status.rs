@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::{
     error::{Error, Result},
     store::{Logged, Pin, StatusMark, Store},
-    templates::{self, Renderer},
+    templates::{self, Path, Renderer, Step},
 };
 
 /// Most rules on one pin.
@@ -89,40 +89,12 @@ pub struct StatusRule {
     pub status: Status,
 }
 
-/// One step of a rule's path after `pin_config`.
-enum Step<'p> {
-    Key(&'p str),
-    Index(usize),
-}
-
-/// The steps of `path` after `pin_config`, or `None` when it is not a rule path.
+/// The steps of `path` after `pin_config`, or `None` when it is not a rule path (the
+/// templates' path syntax, whose first name must be `pin_config`).
 fn steps(path: &str) -> Option<Vec<Step<'_>>> {
-    let mut rest = path.strip_prefix("pin_config")?;
-    let mut steps = Vec::new();
-    while !rest.is_empty() {
-        if let Some(after) = rest.strip_prefix('.') {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .unwrap_or(after.len());
-            if end == 0 {
-                return None;
-            }
-            steps.push(Step::Key(&after[..end]));
-            rest = &after[end..];
-        } else if let Some(after) = rest.strip_prefix('[') {
-            let end = after.find(']')?;
-            let digits = &after[..end];
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            // An index past any array's length reads nothing; it is still a path.
-            steps.push(Step::Index(digits.parse().unwrap_or(usize::MAX)));
-            rest = &after[end + 1..];
-        } else {
-            return None;
-        }
-    }
-    Some(steps)
+    Path::parse_any_index(path)
+        .filter(|path| path.name == "pin_config")
+        .map(|path| path.steps)
 }
 
 /// Checks the rules of a create or update (`field` is where they were sent) and gives

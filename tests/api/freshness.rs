@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::{both_stores, datasets::iso_ms, helpers::*, live::Stream};
+use crate::{both_stores, datasets::iso_ms, helpers::*};
 
 const SWEEP_EVERY_SECOND: &str = "[freshness]\ncheck_secs = 1\n";
 
@@ -25,20 +25,6 @@ fn watched(key: &str, every: Value) -> Value {
     let mut body = with_key(stat_cards("feed"), key);
     body["expected_every_secs"] = every;
     body
-}
-
-/// The next `pin.stale` on `stream` (other events skipped), within the sweep's second
-/// and some slack.
-async fn next_stale(stream: &mut Stream) -> Value {
-    loop {
-        let frame = stream
-            .next_frame(Duration::from_secs(5))
-            .await
-            .expect("a pin.stale within 5 s");
-        if frame.event.as_deref() == Some("pin.stale") {
-            return frame.data;
-        }
-    }
 }
 
 async fn stale_ids(app: &TestApp, stale: bool) -> Vec<Value> {
@@ -69,7 +55,10 @@ async fn scenario(app: TestApp) {
 
     let mut stream = event_stream(&app).await;
     age_pins(&app, 60).await;
-    let stale = next_stale(&mut stream).await;
+    let stale = stream
+        .next_of("pin.stale", Duration::from_secs(5))
+        .await
+        .data;
     assert_eq!(stale["id"], id.as_str(), "{stale}");
     assert_eq!(stale["data"]["stale"], true, "{stale}");
     assert_eq!(stale["version"], 1, "no new version: {stale}");
@@ -96,7 +85,13 @@ async fn scenario(app: TestApp) {
 
     // A later lapse logs again.
     age_pins(&app, 60).await;
-    assert_eq!(next_stale(&mut stream).await["id"], id.as_str());
+    assert_eq!(
+        stream
+            .next_of("pin.stale", Duration::from_secs(5))
+            .await
+            .data["id"],
+        id.as_str()
+    );
 
     // A PATCH is a push (its usual event), and `null` removes the expectation.
     let patched = app
@@ -147,7 +142,13 @@ async fn replicas_log_each_lapse_once() {
     age_pins(&app, 60).await;
     let mut seen = Vec::new();
     for _ in 0..ids.len() {
-        seen.push(next_stale(&mut stream).await["id"].clone());
+        seen.push(
+            stream
+                .next_of("pin.stale", Duration::from_secs(5))
+                .await
+                .data["id"]
+                .clone(),
+        );
     }
     seen.sort_by_key(|v| v.to_string());
     ids.sort_by_key(|v| v.to_string());

@@ -69,6 +69,20 @@ impl Stream {
         }
     }
 
+    /// The next frame whose event is `name`, others skipped; panics when none comes within
+    /// `within`.
+    pub async fn next_of(&mut self, name: &str, within: Duration) -> Frame {
+        loop {
+            let frame = self
+                .next_frame(within)
+                .await
+                .unwrap_or_else(|| panic!("a {name} within {within:?}"));
+            if frame.event.as_deref() == Some(name) {
+                return frame;
+            }
+        }
+    }
+
     /// Whether the server ends the stream within `within`; what came before the end must
     /// hold no event.
     pub async fn ends_within(&mut self, within: Duration) -> bool {

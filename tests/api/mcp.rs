@@ -328,9 +328,17 @@ both_stores! {
     }
 
     async fn pin_tools_agree_with_rest(app) {
-        let created = ok(&app, &app.key, "create_pin", stat_cards("Revenue")).await;
+        let mut revenue = stat_cards("Revenue");
+        revenue["status_rules"] = json!([
+            {"path": "pin_config.cards[0].value", "op": "gte", "value": 1, "status": "critical"}
+        ]);
+        revenue["expected_every_secs"] = json!(60);
+        let created = ok(&app, &app.key, "create_pin", revenue).await;
         let id = id_of(&created, "pin_id");
         assert!(id.starts_with("p-"), "{id}");
+        // The signals' fields, as on REST: an agent sees the status its rules give.
+        assert_eq!(created["status"], "critical", "{created}");
+        assert_eq!(created["stale"], false, "{created}");
         assert!(created["shareable_url"].is_string(), "{created}");
         let path = format!("/v1/pins/{id}");
         let read = app.get(&path).await.expect(200);

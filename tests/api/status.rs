@@ -48,19 +48,6 @@ async fn next_pin_event(stream: &mut Stream) -> crate::live::Frame {
     }
 }
 
-/// The next `pin.status` on `stream`, within a few sweeps.
-async fn next_status(stream: &mut Stream) -> Value {
-    loop {
-        let frame = stream
-            .next_frame(Duration::from_secs(8))
-            .await
-            .expect("a pin.status within 8 s");
-        if frame.event.as_deref() == Some("pin.status") {
-            return frame.data;
-        }
-    }
-}
-
 both_stores! {
     async fn a_status_change_is_logged_once_with_what_it_was(app) {
         let created = app.post("/v1/pins", &cpu_pin(json!("42 %"))).await.expect(200);
@@ -196,7 +183,10 @@ async fn dataset_scenario(app: TestApp) {
     app.patch(&ds_path, &json!({"data": {"load": 95}}))
         .await
         .expect(200);
-    let status = next_status(&mut stream).await;
+    let status = stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data;
     assert_eq!(status["id"], id.as_str());
     assert_eq!(status["data"]["status"], "critical", "{status}");
     assert_eq!(status["data"]["previous_status"], "ok");
@@ -225,7 +215,10 @@ async fn dataset_scenario(app: TestApp) {
 
     // A dataset gone renders the template empty: no number, `ok`.
     app.delete(&ds_path).await.expect(200);
-    let status = next_status(&mut stream).await;
+    let status = stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data;
     assert_eq!(status["data"]["status"], "ok");
     assert_eq!(status["data"]["previous_status"], "critical");
 }
@@ -269,7 +262,10 @@ async fn replicas_log_each_status_change_once() {
     replica.send(write).await.expect(200);
     let mut seen = Vec::new();
     for _ in 0..ids.len() {
-        let status = next_status(&mut stream).await;
+        let status = stream
+            .next_of("pin.status", Duration::from_secs(8))
+            .await
+            .data;
         assert_eq!(status["data"]["status"], "warning", "{status}");
         seen.push(status["id"].clone());
     }

@@ -62,6 +62,11 @@ async fn fill(app: &TestApp) {
     let mut first = stat_cards("Revenue");
     first["key"] = json!("revenue");
     first["metadata"]["provenance"] = json!({"run_id": "nightly-7", "updated_by": "cron"});
+    // Signals travel too: the feed's expected pace and the rules that colour it.
+    first["expected_every_secs"] = json!(3600);
+    first["status_rules"] = json!([
+        {"path": "pin_config.cards[0].value", "op": "gt", "value": 1, "status": "warning"}
+    ]);
     let a = app.create_pin(&first).await["id"]
         .as_str()
         .unwrap()
@@ -254,6 +259,12 @@ both_stores! {
         fill(&app).await;
         let before = snapshot(&app, &app.key).await;
         assert_eq!(before["pins"].as_array().unwrap().len(), 2);
+        let revenue = before["each_pin"].as_array().unwrap().iter()
+            .map(|each| &each["pin"])
+            .find(|pin| pin["key"] == "revenue")
+            .expect("the revenue pin");
+        assert_eq!(revenue["status"], "warning", "{revenue}");
+        assert_eq!(revenue["expected_every_secs"], 3600, "{revenue}");
         let file = temp_file("archive.json");
         let path = file.to_str().unwrap();
         let out = corkboard(&store_url(&app), &["export", "--out", path]).await;

@@ -23,7 +23,6 @@ use sha2::Sha256;
 use crate::{
     both_stores,
     helpers::*,
-    live::{Frame, Stream},
     openapi::{conforms, document},
 };
 
@@ -206,19 +205,6 @@ fn id_of(webhook: &Value) -> String {
     webhook["id"].as_str().expect("an id").to_owned()
 }
 
-/// The next frame on `stream` whose event is `name` (others skipped).
-async fn next_of(stream: &mut Stream, name: &str) -> Frame {
-    loop {
-        let frame = stream
-            .next_frame(Duration::from_secs(10))
-            .await
-            .unwrap_or_else(|| panic!("a {name} within 10 s"));
-        if frame.event.as_deref() == Some(name) {
-            return frame;
-        }
-    }
-}
-
 /// `GET /v1/webhooks/{id}/deliveries` once it shows `n` attempts (they are saved up to a
 /// second after they are made).
 async fn attempts(app: &TestApp, key: &str, id: &str, n: usize) -> Resp {
@@ -384,9 +370,9 @@ both_stores! {
             .await
             .expect(200);
         let frames = [
-            next_of(&mut stream, "pin.created").await,
-            next_of(&mut stream, "pin.updated").await,
-            next_of(&mut stream, "pin.updated").await,
+            stream.next_of("pin.created", Duration::from_secs(10)).await,
+            stream.next_of("pin.updated", Duration::from_secs(10)).await,
+            stream.next_of("pin.updated", Duration::from_secs(10)).await,
         ];
 
         // `*`: every event since its creation, the first pin's too.
@@ -512,7 +498,7 @@ both_stores! {
         let id = id_of(&hook);
         let mut stream = event_stream(&app).await;
         let first = app.create_pin(&stat_cards("first")).await;
-        let disabled = next_of(&mut stream, "webhook.disabled").await;
+        let disabled = stream.next_of("webhook.disabled", Duration::from_secs(10)).await;
         assert_eq!(disabled.data["id"], id.as_str());
         assert_eq!(disabled.data["data"]["enabled"], false);
         let read = app.get(&format!("/v1/webhooks/{id}")).await.expect(200);
