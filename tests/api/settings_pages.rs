@@ -34,7 +34,7 @@ both_stores! {
         assert!(script.headers()[header::CONTENT_TYPE].to_str().unwrap().starts_with("text/javascript"));
 
         // Cross-site, or without Origin: refused.
-        let fields = [("name", "<b>CI</b>"), ("scopes", "pins:read"), ("scopes", "pins:write"), ("tier", "starter")];
+        let fields = [("name", "<b>CI</b>"), ("scopes", "pins:read"), ("scopes", "pins:write"), ("tier", "professional")];
         assert_eq!(browser.post_from(&app, "/settings/keys", &fields, Some(&owner), Some("https://evil.test")).await.status, 403);
         assert_eq!(browser.post_from(&app, "/settings/keys", &fields, Some(&owner), None).await.status, 403);
         // What to fix, the form kept.
@@ -63,7 +63,7 @@ both_stores! {
         let listed = app.get("/v1/api-keys").await.expect(200);
         let record = listed.data().as_array().unwrap().iter().find(|k| k["name"] == "<b>CI</b>").unwrap().clone();
         assert_eq!(record["scopes"], json!(["pins:read", "pins:write"]));
-        assert_eq!(record["tier"], "starter");
+        assert_eq!(record["tier"], "professional");
         assert!(key.starts_with(record["prefix"].as_str().unwrap()), "{record}");
         let ws = app.state.store.ensure_workspace("default").await.unwrap();
         let owner_id = app.state.store.find_users(OWNER).await.unwrap()[0].id.clone();

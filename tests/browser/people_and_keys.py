@@ -77,7 +77,7 @@ def a_key_generated_on_the_page_works_until_revoked(server, browser):
     page.fill("input[name=name]", "Deploy bot")
     page.check('input[name=scopes][value="pins:read"]')
     page.check('input[name=scopes][value="pins:write"]')
-    page.select_option("select[name=tier]", "starter")
+    page.select_option("select[name=tier]", "professional")
     page.click("text=Generate key")
     secret = page.locator("#key-secret")
     key = secret.input_value()
