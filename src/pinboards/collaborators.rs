@@ -297,7 +297,12 @@ pub async fn remove(
                 .remove_pending_collaborator(ws, board_id, &email)
                 .await?
         }
-        None => state.store.remove_collaborator(ws, board_id, user_id).await?,
+        None => {
+            state
+                .store
+                .remove_collaborator(ws, board_id, user_id)
+                .await?
+        }
     };
     if removed {
         Ok(Removed {

@@ -58,7 +58,10 @@ pub struct PendingCollaborator {
 #[derive(Clone)]
 pub enum Joiner<'a> {
     /// A new person with a password: a new user of the invitation's email.
-    Password { name: &'a str, password_hash: &'a str },
+    Password {
+        name: &'a str,
+        password_hash: &'a str,
+    },
     /// A signed-in user, whose email must be the invitation's.
     User { user_id: &'a str, email: &'a str },
 }
@@ -88,8 +91,13 @@ pub enum Accepted {
 pub(crate) trait InvitationStore {
     /// Stores an invitation of workspace `ws` unless it has `cap` live ones already
     /// (`false`); an expired one of the same email is replaced, a live one is a 409.
-    async fn insert_invitation(&self, ws: &str, row: &InvitationRow, now: i64, cap: i64)
-        -> Result<bool>;
+    async fn insert_invitation(
+        &self,
+        ws: &str,
+        row: &InvitationRow,
+        now: i64,
+        cap: i64,
+    ) -> Result<bool>;
     /// The workspace's live invitations, newest first.
     async fn invitations(&self, ws: &str, now: i64) -> Result<Vec<InvitationRow>>;
     /// False when the workspace has no invitation of that id.
@@ -114,14 +122,26 @@ pub(crate) trait InvitationStore {
         who: &PendingCollaborator,
     ) -> Result<bool>;
     /// The board's pending collaborators, first invited first.
-    async fn pending_collaborators(&self, ws: &str, board_id: &str)
-        -> Result<Vec<PendingCollaborator>>;
+    async fn pending_collaborators(
+        &self,
+        ws: &str,
+        board_id: &str,
+    ) -> Result<Vec<PendingCollaborator>>;
     /// False when the email is not pending on the workspace's board.
-    async fn set_pending_role(&self, ws: &str, board_id: &str, email: &str, role: &str)
-        -> Result<bool>;
+    async fn set_pending_role(
+        &self,
+        ws: &str,
+        board_id: &str,
+        email: &str,
+        role: &str,
+    ) -> Result<bool>;
     /// False when the email is not pending on the workspace's board.
-    async fn remove_pending_collaborator(&self, ws: &str, board_id: &str, email: &str)
-        -> Result<bool>;
+    async fn remove_pending_collaborator(
+        &self,
+        ws: &str,
+        board_id: &str,
+        email: &str,
+    ) -> Result<bool>;
 }
 
 const COLUMNS: &str = "id, email, role, token_hash, invited_by, created_at, expires_at";

@@ -18,9 +18,9 @@ use super::{
     layout::{self, Section, Shell},
     local::{read_form, UNREADABLE},
     login::refuse_cross_site,
-    not_found,
+    not_found, see_other,
     session::MaybeSignedIn,
-    see_other, to_login,
+    to_login,
 };
 use crate::{
     app::AppState,
@@ -104,7 +104,8 @@ const SCOPE_NOTES: [(Scope, &str); 9] = [
 const TIERS: [Tier; 3] = [Tier::Starter, Tier::Professional, Tier::Team];
 
 fn generate_form(state: &AppState, who: &SignedIn, typed: Option<&GenerateForm>) -> Markup {
-    let checked = |scope: Scope| typed.is_some_and(|f| f.scopes.iter().any(|s| s == scope.as_str()));
+    let checked =
+        |scope: Scope| typed.is_some_and(|f| f.scopes.iter().any(|s| s == scope.as_str()));
     let default_tier = state.settings.default_tier.min(who.principal.tier);
     let chosen = typed
         .and_then(|f| Tier::parse(&f.tier))
@@ -197,7 +198,12 @@ fn keys_table(keys: &[KeyRecord]) -> Markup {
     }
 }
 
-async fn keys_page(state: &AppState, who: &SignedIn, shown: Shown<'_>, status: StatusCode) -> Response {
+async fn keys_page(
+    state: &AppState,
+    who: &SignedIn,
+    shown: Shown<'_>,
+    status: StatusCode,
+) -> Response {
     let keys = match key_admin::list(state, &who.principal).await {
         Ok(keys) => keys,
         Err(e) => return e.into_response(),
@@ -288,7 +294,14 @@ pub(super) async fn generate(
         return again(&state, &who, &form, error, StatusCode::UNPROCESSABLE_ENTITY).await;
     }
     let Some(tier) = Tier::parse(&form.tier) else {
-        return again(&state, &who, &form, "Choose a tier.", StatusCode::UNPROCESSABLE_ENTITY).await;
+        return again(
+            &state,
+            &who,
+            &form,
+            "Choose a tier.",
+            StatusCode::UNPROCESSABLE_ENTITY,
+        )
+        .await;
     };
     let body = CreateKeyBody {
         name: form.name.clone(),

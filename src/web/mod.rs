@@ -52,7 +52,10 @@ pub fn routes(state: AppState) -> Router<AppState> {
             "/settings/people/invitations/{id}/revoke",
             post(people::revoke),
         )
-        .route("/invite/{token}", get(people::invitation).post(people::join))
+        .route(
+            "/invite/{token}",
+            get(people::invitation).post(people::join),
+        )
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
         .route(layout::script_path(), get(layout::script))

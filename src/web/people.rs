@@ -21,9 +21,8 @@ use super::{
     layout::{self, Section, Shell},
     local::{read_form, UNREADABLE},
     login::{refuse_cross_site, session_cookie, with_cookie},
-    not_found,
+    not_found, see_other,
     session::{self, MaybeSignedIn},
-    see_other,
 };
 use crate::{
     app::AppState,

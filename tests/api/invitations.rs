@@ -144,7 +144,11 @@ impl Browser {
     /// Accepts the invitation at `url` with a name and [`PASSWORD`]; the new session.
     pub async fn join(&self, app: &TestApp, url: &str, name: &str) -> String {
         let path = url.strip_prefix(&app.base).unwrap();
-        let form = [("name", name), ("password", PASSWORD), ("confirm", PASSWORD)];
+        let form = [
+            ("name", name),
+            ("password", PASSWORD),
+            ("confirm", PASSWORD),
+        ];
         let done = self.post(app, path, &form, None).await;
         assert_eq!(done.status, 303, "{}", done.body);
         assert_eq!(done.location(), "/boards");
@@ -410,24 +414,50 @@ mod pending_collaborators_bind_at_a_providers_first_sign_in {
 
     async fn check(idp: idp::IdpApp) {
         let app = &idp.app;
-        let board = app.post("/v1/pinboards", &json!({"title": "Shared"})).await.expect(200);
+        let board = app
+            .post("/v1/pinboards", &json!({"title": "Shared"}))
+            .await
+            .expect(200);
         let board = board.data()["id"].as_str().unwrap().to_owned();
         let path = format!("/v1/pinboards/{board}/collaborators");
-        app.post(&path, &json!({"user": "otto@example.test", "role": "viewer"})).await.expect(200);
-        app.post(&path, &json!({"user": "ulla@example.test", "role": "viewer"})).await.expect(200);
+        app.post(
+            &path,
+            &json!({"user": "otto@example.test", "role": "viewer"}),
+        )
+        .await
+        .expect(200);
+        app.post(
+            &path,
+            &json!({"user": "ulla@example.test", "role": "viewer"}),
+        )
+        .await
+        .expect(200);
         // Otto, of another workspace, signs in for the first time: he reads the board.
         let mut otto = idp::claims("otto");
         otto["org"] = json!("elsewhere");
         let otto = idp::rs256(&otto);
-        idp.call(&otto, Method::GET, &format!("/v1/pinboards/{board}"), None).await.expect(200);
+        idp.call(&otto, Method::GET, &format!("/v1/pinboards/{board}"), None)
+            .await
+            .expect(200);
         // Ulla's provider did not verify her email: nothing binds.
         let mut ulla = idp::claims("ulla");
         ulla["org"] = json!("elsewhere");
         ulla["email_verified"] = json!(false);
         let ulla = idp::rs256(&ulla);
-        idp.call(&ulla, Method::GET, &format!("/v1/pinboards/{board}"), None).await.expect_error(404, "NOT_FOUND", None);
+        idp.call(&ulla, Method::GET, &format!("/v1/pinboards/{board}"), None)
+            .await
+            .expect_error(404, "NOT_FOUND", None);
         let listed = app.get(&path).await.expect(200);
-        let by_email = |email: &str| listed.data().as_array().unwrap().iter().find(|c| c["email"] == email).cloned().unwrap();
+        let by_email = |email: &str| {
+            listed
+                .data()
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["email"] == email)
+                .cloned()
+                .unwrap()
+        };
         assert_eq!(by_email("otto@example.test")["pending"], false);
         assert_eq!(by_email("ulla@example.test")["pending"], true);
     }
