@@ -155,6 +155,8 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
                 meta name="viewport" content="width=device-width,initial-scale=1";
                 meta name="robots" content="noindex";
                 meta name="referrer" content="same-origin";
+                // No icon: a browser asks for /favicon.ico otherwise, a 404 in its console.
+                link rel="icon" href="data:,";
                 title { (shell.title) " · Corkboard" }
                 style { (PreEscaped(CSS)) }
                 script src=(script_path()) defer {}

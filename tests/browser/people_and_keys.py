@@ -50,6 +50,7 @@ def watch(page):
     errors = []
     page.on("console", lambda m: m.type == "error" and errors.append(m.text))
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
     return errors
 
 
@@ -78,7 +79,7 @@ def a_key_generated_on_the_page_works_until_revoked(server, browser):
     page.check('input[name=scopes][value="pins:read"]')
     page.check('input[name=scopes][value="pins:write"]')
     page.select_option("select[name=tier]", "professional")
-    page.click("text=Generate key")
+    page.click("button:has-text('Generate key')")
     secret = page.locator("#key-secret")
     key = secret.input_value()
     assert key.startswith("cbk_"), key
@@ -118,7 +119,7 @@ def a_key_generated_on_the_page_works_until_revoked(server, browser):
     fits(page, 390)
     page.fill("input[name=name]", "Phone key")
     page.check('input[name=scopes][value="pins:read"]')
-    page.click("text=Generate key")
+    page.click("button:has-text('Generate key')")
     assert page.locator("#key-secret").input_value().startswith("cbk_")
     assert not page.locator("button[data-copy=key-secret]").is_visible()
     fits(page, 390)
