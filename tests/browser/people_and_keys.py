@@ -48,7 +48,14 @@ def status_with(server, key, path="/pins"):
 def watch(page):
     """Console errors and CSP violations of `page`, as they happen."""
     errors = []
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+
+    def console(message):
+        # The board pages have no icon link: the browser's own /favicon.ico request after
+        # landing on /boards may end while a settings page is open.
+        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
+            errors.append(f"{message.text} ({message.location.get('url')})")
+
+    page.on("console", console)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("response", lambda r: r.status >= 400 and errors.append(f"{r.status} {r.url}"))
     return errors
