@@ -61,7 +61,7 @@ fn invite_form(roles: &[String], typed: Option<&InviteForm>) -> Markup {
     html! {
         section.card aria-labelledby="invite" {
             h2 id="invite" { "Invite someone" }
-            p.muted { "They get a link to send them (it works once, for 7 days) to set a password, or to sign in with your identity provider, and join with this role." }
+            p.muted { "You get a link to send them. It works once, for 7 days: they set a password (or sign in with your identity provider) and join with this role." }
             form.row method="post" action="/settings/people" {
                 label { "Email"
                     input type="email" name="email" required maxlength="254" autocomplete="off"
