@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod hooks;
 pub mod ids;
+pub mod invitations;
 pub mod limits;
 pub mod mcp;
 pub mod metrics;

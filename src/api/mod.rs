@@ -11,6 +11,7 @@ pub(crate) mod events;
 mod export;
 mod health;
 mod hooks;
+mod invitations;
 mod json;
 mod openapi;
 mod path;
@@ -58,10 +59,11 @@ pub fn router(state: AppState) -> Router {
         .merge(hooks::routes())
         .merge(webhooks::routes())
         .merge(blocks::routes())
-        // Identity: API key management, roles and board collaborators.
+        // Identity: API key management, roles, board collaborators and invitations.
         .merge(api_keys::routes())
         .merge(roles::routes())
         .merge(collaborators::routes())
+        .merge(invitations::routes())
         .merge(events::routes())
         .merge(export::routes())
         .route_layer(axum::middleware::from_fn_with_state(

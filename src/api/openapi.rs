@@ -69,7 +69,7 @@ fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
     .tag(tag("sharing", "Share settings and public share pages"))
     .tag(tag(
         "identity",
-        "API keys, roles and pinboard collaborators",
+        "API keys, roles, pinboard collaborators and invitations",
     ))
     .tag(tag("events", "Live changes over Server-Sent Events"))
     .tag(tag("catalogue", "The pin types and this description"))

@@ -41,6 +41,9 @@ pub struct CreateKeyBody {
 pub struct KeyRecord {
     pub id: String,
     pub name: String,
+    /// The key's first characters (`cbk_` and 8 more): enough to tell which key a client
+    /// holds, too few to be used.
+    pub prefix: String,
     pub scopes: Vec<&'static str>,
     pub tier: String,
     pub created_at: String,
@@ -65,6 +68,9 @@ pub struct RevokedKey {
     pub revoked: bool,
 }
 
+/// Characters of a key's random part its record shows.
+const PREFIX_CHARS: usize = 8;
+
 impl KeyRecord {
     fn new(row: &KeyRow) -> Result<Self> {
         let scopes = super::Scopes::parse_list(&row.scopes)
@@ -72,6 +78,11 @@ impl KeyRecord {
         Ok(KeyRecord {
             id: row.id.clone(),
             name: row.name.clone(),
+            prefix: format!(
+                "{}{}",
+                super::ApiKeySecret::PREFIX,
+                row.lookup.get(..PREFIX_CHARS).unwrap_or_default()
+            ),
             scopes: scopes.names(),
             tier: row.tier.clone(),
             created_at: clock::iso(row.created_at),

@@ -41,7 +41,8 @@ impl LocalSettings {
         Ok(())
     }
 
-    fn session_ms(&self) -> i64 {
+    /// How long a session lasts, ms.
+    pub(crate) fn session_ms(&self) -> i64 {
         i64::try_from(self.session_hours)
             .unwrap_or(i64::MAX)
             .saturating_mul(3_600_000)
@@ -154,6 +155,14 @@ impl NewAccount {
             email,
             password: Password(password),
         })
+    }
+}
+
+impl NewAccount {
+    /// Its name and email, and its password hashed (Argon2id, off the async runtime).
+    pub(crate) async fn hashed(self) -> Result<(String, String, String)> {
+        let hash = hash_password(self.password).await?;
+        Ok((self.name, self.email, hash))
     }
 }
 

@@ -233,6 +233,9 @@ impl<B: Backend> IdentityStore for B {
             .await?
             .ok_or(sqlx::Error::RowNotFound)?;
         let member = member_from_row(&row)?;
+        if let Some(email) = who.email {
+            super::invitations::bind_pending::<B>(&mut *tx, email, &member.user_id).await?;
+        }
         tx.commit().await?;
         Ok(member)
     }

@@ -172,6 +172,7 @@ impl<B: Backend> LocalStore for B {
             .bind(owner.now)
             .execute(&mut *tx)
             .await?;
+        super::invitations::bind_pending::<B>(&mut *tx, owner.email, &user_id).await?;
         tx.commit().await?;
         Ok(Some(subject))
     }

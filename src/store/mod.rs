@@ -4,7 +4,7 @@
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
 //! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `local.rs`,
-//!   `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
+//!   `invitations.rs`, `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates and updates into one
@@ -51,6 +51,7 @@ mod events;
 mod group_commit;
 mod hooks;
 mod identity;
+mod invitations;
 mod json;
 mod keys;
 mod local;
@@ -68,6 +69,9 @@ pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery, NamedChan
 pub use events::{Commits, Event, NewEvent, Render};
 pub use hooks::{HookQuery, HookRow};
 pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
+pub use invitations::{
+    Accepted, InvitationRow, Joiner, MemberRow, OpenInvitation, PendingCollaborator,
+};
 pub use json::{JsonText, Serialized};
 pub use keys::KeyRow;
 pub use local::{NewOwner, PasswordUser};
@@ -89,6 +93,7 @@ use datasets::DatasetStore;
 use events::EventStore;
 use hooks::HookStore;
 use identity::IdentityStore;
+use invitations::InvitationStore;
 use keys::KeyStore;
 use local::LocalStore;
 use pins::PinStore;
@@ -271,5 +276,15 @@ impl Store {
         fn complete_setup(&self, owner: &NewOwner<'_>) -> Result<Option<String>>;
         fn password_user(&self, email: &str, prefer: &str) -> Result<Option<PasswordUser>>;
         fn write_blocks(&self, ws: &str, pin_id: &str, now: i64, retention: u32, edit: &mut BlockEdit<'_>) -> Result<Vec<Block>>;
+        fn insert_invitation(&self, ws: &str, row: &InvitationRow, now: i64, cap: i64) -> Result<bool>;
+        fn invitations(&self, ws: &str, now: i64) -> Result<Vec<InvitationRow>>;
+        fn delete_invitation(&self, ws: &str, id: &str) -> Result<bool>;
+        fn open_invitation(&self, token_hash: &str, now: i64) -> Result<Option<OpenInvitation>>;
+        fn accept_invitation(&self, token_hash: &str, joiner: &Joiner<'_>, now: i64) -> Result<Accepted>;
+        fn members(&self, ws: &str) -> Result<Vec<MemberRow>>;
+        fn add_pending_collaborator(&self, ws: &str, board_id: &str, who: &PendingCollaborator) -> Result<bool>;
+        fn pending_collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<PendingCollaborator>>;
+        fn set_pending_role(&self, ws: &str, board_id: &str, email: &str, role: &str) -> Result<bool>;
+        fn remove_pending_collaborator(&self, ws: &str, board_id: &str, email: &str) -> Result<bool>;
     }
 }

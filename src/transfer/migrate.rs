@@ -329,6 +329,32 @@ const TABLES: &[Table] = &[
         identity: false,
     },
     Table {
+        name: "invitations",
+        key: ID,
+        columns: &[
+            col("id", Text),
+            col("workspace_id", Text),
+            col("email", Text),
+            col("role", Text),
+            col("token_hash", Text),
+            col("invited_by", OptText),
+            col("created_at", Int),
+            col("expires_at", Int),
+        ],
+        identity: false,
+    },
+    Table {
+        name: "pending_collaborators",
+        key: &[col("pinboard_id", Text), col("email", Text)],
+        columns: &[
+            col("pinboard_id", Text),
+            col("email", Text),
+            col("role", Text),
+            col("added_at", Int),
+        ],
+        identity: false,
+    },
+    Table {
         name: "meta",
         key: &[col("key", Text)],
         columns: &[col("key", Text), col("value", Text)],

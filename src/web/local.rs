@@ -46,12 +46,12 @@ struct SetupBody {
 }
 
 /// The request's form, or `None` when it is too large or not a form.
-async fn read_form<T: DeserializeOwned>(body: Body) -> Option<T> {
+pub(super) async fn read_form<T: DeserializeOwned>(body: Body) -> Option<T> {
     let bytes = axum::body::to_bytes(body, FORM_BYTES).await.ok()?;
     serde_html_form::from_bytes(&bytes).ok()
 }
 
-const UNREADABLE: &str = "The form could not be read. Please try again.";
+pub(super) const UNREADABLE: &str = "The form could not be read. Please try again.";
 
 /// `POST /login`: email and password. Right: a session and on to `next` (a same-site path,
 /// else `/boards`). Wrong password or unknown email: the same page and status (401), the

@@ -1,14 +1,19 @@
 //! The signed-in web (CONTRACT.md 13, 16): sign-in with the identity provider (`/login`,
 //! `/login/provider`, `/auth/callback`, `/logout`, in `login.rs`) or with a password (the
 //! form on `/login`, posted to `/login`, and the owner's setup link `/setup/{token}`, in
-//! `local.rs`, their pages in `forms.rs`) and the pages of a signed-in user (`/boards`,
-//! `/boards/{id}`, in `boards.rs`). The session cookie is read here and only here: the API
+//! `local.rs`, their pages in `forms.rs`), the pages of a signed-in user (`/boards`,
+//! `/boards/{id}`, in `boards.rs`), the owners' settings (`/settings/keys` in `keys.rs`,
+//! `/settings/people` in `people.rs`) and an invitation's page (`/invite/{token}`, in
+//! `people.rs`). The app's own pages share their shell (`layout.rs`). The session cookie is read here and only here: the API
 //! under `/v1` never looks at cookies, so it stays bearer-only.
 
 mod boards;
 mod forms;
+mod keys;
+mod layout;
 mod local;
 mod login;
+mod people;
 mod session;
 
 use axum::{
@@ -40,8 +45,20 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
         .route("/upgrade", get(upgrade))
+        .route("/settings/keys", get(keys::page).post(keys::generate))
+        .route("/settings/keys/{id}/revoke", post(keys::revoke))
+        .route("/settings/people", get(people::page).post(people::invite))
+        .route(
+            "/settings/people/invitations/{id}/revoke",
+            post(people::revoke),
+        )
+        .route(
+            "/invite/{token}",
+            get(people::invitation).post(people::join),
+        )
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
+        .route(layout::script_path(), get(layout::script))
 }
 
 /// `/upgrade`: the limits of this server and who can raise them (see

@@ -126,9 +126,12 @@ idp_stores! {
         let yan = idp.user("yan", "viewer");
         idp.call(&yan, Method::GET, "/v1/pins", None).await.expect(200);
 
-        idp.app.post(&path, &json!({"user": "nobody@example.test", "role": "viewer"}))
+        idp.app.post(&path, &json!({"user": "usr-nobody", "role": "viewer"}))
             .await
             .expect_error(404, "NOT_FOUND", None);
+        // An email of nobody yet is kept pending (see invitations.rs).
+        let pending = idp.app.post(&path, &json!({"user": "nobody@example.test", "role": "viewer"})).await.expect(200);
+        assert_eq!(pending.data()["pending"], true);
         idp.app.post(&path, &json!({"user": "yan@example.test", "role": "admin"}))
             .await
             .expect_error(400, "VALIDATION_FAILED", Some("role"));
@@ -169,9 +172,15 @@ idp_stores! {
         mallory["org"] = json!("acme");
         mallory["email"] = json!("cfo@example.test");
         mallory["email_verified"] = json!(false);
-        idp.call(&idp::rs256(&mallory), Method::GET, "/v1/pins", None).await.expect(200);
-        idp.app
+        let mallory = idp::rs256(&mallory);
+        idp.call(&mallory, Method::GET, "/v1/pins", None).await.expect(200);
+        // The address names no user: the invitation waits for a verified one.
+        let added = idp.app
             .post(&format!("/v1/pinboards/{board_id}/collaborators"), &json!({"user": "cfo@example.test", "role": "editor"}))
+            .await
+            .expect(200);
+        assert_eq!(added.data()["pending"], true);
+        idp.call(&mallory, Method::GET, &format!("/v1/pinboards/{board_id}"), None)
             .await
             .expect_error(404, "NOT_FOUND", None);
     }

@@ -11,8 +11,8 @@ use crate::{
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
-/// The operations SPEC.md 4 and CONTRACT.md 1-6 promise, as `METHOD /path`.
-const CONTRACT_ROUTES: [&str; 51] = [
+/// The operations SPEC.md 4 and CONTRACT.md 1-6 and 16 promise, as `METHOD /path`.
+const CONTRACT_ROUTES: [&str; 54] = [
     "GET /v1/events",
     "GET /v1/export",
     "GET /v1/pins",
@@ -48,6 +48,9 @@ const CONTRACT_ROUTES: [&str; 51] = [
     "GET /v1/api-keys",
     "POST /v1/api-keys",
     "DELETE /v1/api-keys/{id}",
+    "GET /v1/invitations",
+    "POST /v1/invitations",
+    "DELETE /v1/invitations/{id}",
     "GET /v1/pin-types",
     "GET /v1/openapi.json",
     "GET /share/{id}",

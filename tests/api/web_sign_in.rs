@@ -633,3 +633,42 @@ mod signed_in_pages_are_rate_limited {
         check(Web::start_with(true, true, LIMITS).await).await;
     }
 }
+
+// CONTRACT.md 16: an invitation's link, with local accounts off, offers the provider; a
+// provider's user whose verified email is the invitation's joins with its role.
+web_stores! {
+    async fn an_invitation_joins_the_providers_user_of_its_email(web) {
+        let (_, url) = crate::invitations::invite(&web.app, &web.app.key, "otto@example.test", "editor").await;
+        let path = url.strip_prefix(&web.app.base).unwrap().to_owned();
+        let page = web.get(&path, None).await.text().await.unwrap();
+        assert!(page.contains(&format!("/login/provider?next={}", urlencode(&path))), "{page}");
+        assert!(!page.contains("name=\"password\""), "no local accounts: {page}");
+        let join = |cookie: String| {
+            web.client
+                .post(&url)
+                .header(header::ORIGIN, &web.app.base)
+                .header(header::COOKIE, cookie)
+                .form(&[("join", "1")])
+                .send()
+        };
+        // Mia (another email) is refused; the link still works.
+        let (mia, _) = web.sign_in("mia", "elsewhere", &path).await;
+        assert_eq!(join(mia).await.unwrap().status(), 403);
+        // Otto, of another workspace, comes back to the link and joins `default` as an editor.
+        let (otto, went) = web.sign_in("otto", "elsewhere", &path).await;
+        assert_eq!(went, path);
+        let page = web.get(&path, Some(&otto)).await.text().await.unwrap();
+        assert!(page.contains("name=\"join\""), "{page}");
+        let joined = join(otto).await.unwrap();
+        assert_eq!(joined.status(), 303);
+        let cookie = set_cookie(&joined, "corkboard_session").expect("session");
+        let board = web.app.post("/v1/pinboards", &json!({"title": "Default board"})).await.expect(200);
+        let board = board.data()["id"].as_str().unwrap().to_owned();
+        assert_eq!(web.get(&format!("/boards/{board}"), Some(&cookie)).await.status(), 200);
+        let store = &web.app.state.store;
+        let otto_id = store.find_users("otto@example.test").await.unwrap()[0].id.clone();
+        let ws = store.ensure_workspace("default").await.unwrap();
+        assert_eq!(store.member_role(&ws, &otto_id).await.unwrap().as_deref(), Some("editor"));
+        assert_eq!(web.get(&path, None).await.status(), 404, "used");
+    }
+}
