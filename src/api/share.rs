@@ -94,6 +94,7 @@ pub fn pages() -> ApiRouter<AppState> {
         )
         // The page script: its content hash is in its name, so it is cached for good.
         .route("/assets/{name}", axum::routing::get(asset))
+        .route("/favicon.ico", axum::routing::get(favicon))
         .api_route(
             "/share/{id}/events",
             get_with(share_events, |op| {
@@ -340,6 +341,17 @@ async fn asset(Path(name): Path<String>) -> Response {
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     ];
     (fixed, render::LIVE_JS).into_response()
+}
+
+/// `GET /favicon.ico`: the icon browsers ask every site for (drawn by `assets/favicon.py`),
+/// cached for a day.
+async fn favicon() -> Response {
+    let fixed = [
+        (header::CONTENT_TYPE, "image/x-icon"),
+        (header::CACHE_CONTROL, "public, max-age=86400"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ];
+    (fixed, &include_bytes!("../../assets/favicon.ico")[..]).into_response()
 }
 
 /// A rendered share page with its security headers: 200, or 404 with the same page for

@@ -243,6 +243,11 @@ both_stores! {
         let digest = sha2::Sha256::digest(script.html.as_bytes());
         assert!(hash.starts_with(&format!("{:02x}{:02x}", digest[0], digest[1])), "named by its content");
         assert_eq!(open(&app, &format!("{}/assets/live-000000000000.js", app.base)).await.status, 404);
+        // The icon a browser asks every site for: an ICO, so no page logs a 404 for it.
+        let icon = app.client.get(format!("{}/favicon.ico", app.base)).send().await.unwrap();
+        assert_eq!(icon.status().as_u16(), 200);
+        assert_eq!(icon.headers()["content-type"], "image/x-icon");
+        assert!(icon.bytes().await.unwrap().starts_with(&[0, 0, 1, 0]), "an ICO file");
         // A private board: the 404 page, no script, and the fragment is the 404 page's body.
         app.patch(&format!("/v1/pinboards/{board}"), &json!({"is_public": false})).await.expect(200);
         let gone = open(&app, &format!("{}/share/{board}/fragment", app.base)).await;

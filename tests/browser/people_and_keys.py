@@ -50,9 +50,7 @@ def watch(page):
     errors = []
 
     def console(message):
-        # The board pages have no icon link: the browser's own /favicon.ico request after
-        # landing on /boards may end while a settings page is open.
-        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
+        if message.type == "error":
             errors.append(f"{message.text} ({message.location.get('url')})")
 
     page.on("console", console)
