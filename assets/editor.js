@@ -63,7 +63,6 @@
   // shows why, and the board as it is now.
   function settle(r) {
     if (r.ok) {
-      if (r.data.go) { location.href = r.data.go; return true; }
       seen(r.data.version);
       return true;
     }
@@ -134,6 +133,7 @@
     var button = form.querySelector("button[type=submit]");
     if (button) button.disabled = true;
     send(form.action, fields).then(function (r) {
+      if (r.ok && r.data.go) { location.href = r.data.go; return; }
       if (!settle(r)) return;
       var pick = form.closest("[data-pick]");
       if (pick) {

@@ -481,7 +481,7 @@ pub fn message_page(title: &str, text: &str, back: &str) -> Page {
     let body = maud::html! {
         header { h1 { (title) } }
         main data-title=(title) {
-            div.pin { p { (text) } p { a href=(back) { "Back to the board" } } }
+            div.pin { p { (text) } p { a href=(back) { "Go back" } } }
         }
     };
     let mut page = page(title, body.into_string(), "", false, &View::default());

@@ -196,8 +196,8 @@ impl Change {
     /// anything not found).
     fn answer(&self, done: Result<Done>) -> Response {
         match done {
-            Ok(Done::Board { version, back }) if self.json => {
-                Json(json!({ "version": version, "back": back })).into_response()
+            Ok(Done::Board { version, .. }) if self.json => {
+                Json(json!({ "version": version })).into_response()
             }
             Ok(Done::Go(to)) if self.json => Json(json!({ "go": to })).into_response(),
             Ok(Done::Board { back, .. } | Done::Go(back)) => see_other(&back),
@@ -281,7 +281,7 @@ pub(super) async fn create(
             is_public: None,
         };
         let board = ops::create(&state, &me, body).await?;
-        Ok(Done::Go(board_path(&board.id, "?edit=1")))
+        Ok::<_, Error>(Done::Go(board_path(&board.id, "?edit=1")))
     };
     change.answer(done.await)
 }
@@ -320,7 +320,7 @@ async fn settings(
             is_public: None,
         };
         let board = ops::update(&state, &me, &id, update).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: board.updated_at,
             back,
         })
@@ -353,15 +353,15 @@ async fn delete(
     };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
+        unchanged_since(&state, &me, &id, &form.version).await?;
         if form.confirm != "yes" {
             return Err(Error::validation(
                 "confirm",
                 "ticked: deleting a board can't be undone",
             ));
         }
-        unchanged_since(&state, &me, &id, &form.version).await?;
         ops::delete(&state, &me, &id).await?;
-        Ok(Done::Go("/boards".to_owned()))
+        Ok::<_, Error>(Done::Go("/boards".to_owned()))
     };
     change.answer(done.await)
 }
@@ -401,7 +401,7 @@ async fn share(
             allow_comments: Some(form.allow_comments.is_some()),
         };
         sharing::put_board(&state, &me, &id, body).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -441,7 +441,7 @@ async fn place(
             position: None,
         };
         ops::place(&state, &me, &id, body).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -489,7 +489,7 @@ async fn move_pin(
             position: position.into(),
         };
         ops::move_pin(&state, &me, &id, &pin_id, body).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -524,7 +524,7 @@ async fn unplace(
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
         unchanged_since(&state, &me, &id, &form.version).await?;
         ops::unplace(&state, &me, &id, &pin_id).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -567,7 +567,7 @@ async fn invite(
             role: form.role,
         };
         collaborators::add(&state, &me, &id, body).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -602,7 +602,7 @@ async fn change_role(
         let me = acting(&state, &change.who, &id, Scope::PinboardsInvite).await?;
         let body = RoleBody { role: form.role };
         collaborators::update(&state, &me, &id, &user_id, body).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -626,7 +626,7 @@ async fn remove_collaborator(
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsInvite).await?;
         collaborators::remove(&state, &me, &id, &user_id).await?;
-        Ok(Done::Board {
+        Ok::<_, Error>(Done::Board {
             version: version_of(&state, &me, &id).await?,
             back,
         })
@@ -742,7 +742,7 @@ async fn picker(
     };
     match listed.await {
         Ok(list) => html(render::fragment_page(list), StatusCode::OK),
-        Err(Error::NotFound { .. }) => not_found(),
+        Err(Error::NotFound { .. } | Error::Forbidden(_)) => not_found(),
         Err(e) => e.into_response(),
     }
 }
