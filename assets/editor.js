@@ -34,6 +34,8 @@
     notice.textContent = text || "";
     notice.className = "notice" + (ok ? " ok" : "");
     notice.hidden = !text;
+    // Good news goes by itself; a refusal stays until the next change.
+    if (ok) setTimeout(function () { if (notice.textContent === text) notice.hidden = true; }, 4000);
   }
 
   // Asks live.js for the board as it is now (it fetches the fragment and swaps it in).
@@ -90,7 +92,10 @@
     return fetch(location.pathname + location.search, { credentials: "same-origin", cache: "no-store" })
       .then(function (res) { return res.text(); })
       .then(function (text) {
-        var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("tools");
+        // Parsed inert (a template), so the page's own <style> in it is never applied.
+        var t = document.createElement("template");
+        t.innerHTML = text;
+        var fresh = t.content.getElementById("tools");
         var now = document.getElementById("tools");
         if (!fresh || !now) return;
         var open = {};
@@ -250,7 +255,7 @@
         ["shorter", "−h", "Shorter"], ["taller", "+h", "Taller"]].forEach(function (a) {
         bar.appendChild(button(a[0], a[1], a[2] + ": " + name));
       });
-      var off = button("remove", "Take off", "Take " + name + " off the board");
+      var off = button("remove", "✕", "Take " + name + " off the board");
       bar.appendChild(off);
       cell.insertBefore(bar, cell.firstChild);
       var corner = document.createElement("span");

@@ -459,7 +459,11 @@ fn with_styles(mut page: Page) -> Page {
 /// and the editor's script: outside the header, main and footer the live script swaps, so
 /// a redraw keeps what is typed there.
 pub fn with_tools(mut page: Page, tools: &str) -> Page {
-    let body = format!("{tools}{}", page.fragment);
+    let at = page
+        .fragment
+        .find("</nav>")
+        .map_or(0, |i| i + "</nav>".len());
+    let body = format!("{}{tools}{}", &page.fragment[..at], &page.fragment[at..]);
     page.html = page.html.replacen(&page.fragment, &body, 1);
     page.fragment = body;
     let script = format!(
@@ -468,9 +472,11 @@ pub fn with_tools(mut page: Page, tools: &str) -> Page {
     );
     page.html = page.html.replacen("</head>", &script, 1);
     if !page.csp.contains("script-src") {
-        page.csp = page
-            .csp
-            .replacen("style-src ", "script-src 'self'; connect-src 'self'; style-src ", 1);
+        page.csp = page.csp.replacen(
+            "style-src ",
+            "script-src 'self'; connect-src 'self'; style-src ",
+            1,
+        );
     }
     with_styles(page)
 }

@@ -86,7 +86,8 @@ pub(super) async fn board(
 /// Whether `uri`'s query has `name=1`.
 fn flag(uri: &Uri, name: &str) -> bool {
     uri.query().is_some_and(|q| {
-        url::form_urlencoded::parse(q.as_bytes()).any(|(k, v)| k == name && (v == "1" || v == "true"))
+        url::form_urlencoded::parse(q.as_bytes())
+            .any(|(k, v)| k == name && (v == "1" || v == "true"))
     })
 }
 

@@ -691,7 +691,11 @@ pub(super) async fn choices(
             let title = pin.metadata.title.unwrap_or_default();
             let matches = q.is_empty()
                 || title.to_lowercase().contains(&q)
-                || pin.metadata.tags.iter().any(|t| t.to_lowercase().contains(&q));
+                || pin
+                    .metadata
+                    .tags
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&q));
             if matches && !placed.contains(&pin.id) {
                 found.push(Choice {
                     id: pin.id,

@@ -95,8 +95,17 @@ impl Web {
         Self::read(req.header(header::COOKIE, cookie).send().await.unwrap()).await
     }
 
-    async fn post(&self, path: &str, cookie: Option<&str>, form: &[(&str, &str)], how: Sent<'_>) -> Page {
-        let mut req = self.client.post(format!("{}{path}", self.base())).form(form);
+    async fn post(
+        &self,
+        path: &str,
+        cookie: Option<&str>,
+        form: &[(&str, &str)],
+        how: Sent<'_>,
+    ) -> Page {
+        let mut req = self
+            .client
+            .post(format!("{}{path}", self.base()))
+            .form(form);
         if let Some(cookie) = cookie {
             req = req.header(header::COOKIE, cookie);
         }
@@ -115,7 +124,13 @@ impl Web {
 
     /// The board as the API reads it (the `*` key).
     async fn board(&self, id: &str) -> Value {
-        self.idp.app.get(&format!("/v1/pinboards/{id}")).await.expect(200).data().clone()
+        self.idp
+            .app
+            .get(&format!("/v1/pinboards/{id}"))
+            .await
+            .expect(200)
+            .data()
+            .clone()
     }
 
     /// `{pin_id: [x, y, w, h]}` of the board as the API reads it.
@@ -128,26 +143,40 @@ impl Web {
             .map(|p| {
                 let at = &p["position"];
                 let n = |k: &str| at[k].as_i64().unwrap();
-                (p["pin_id"].as_str().unwrap().to_owned(), [n("x"), n("y"), n("w"), n("h")])
+                (
+                    p["pin_id"].as_str().unwrap().to_owned(),
+                    [n("x"), n("y"), n("w"), n("h")],
+                )
             })
             .collect()
     }
 
     async fn new_board(&self, title: &str) -> String {
-        let board = self.idp.app.post("/v1/pinboards", &json!({ "title": title })).await.expect(200);
+        let board = self
+            .idp
+            .app
+            .post("/v1/pinboards", &json!({ "title": title }))
+            .await
+            .expect(200);
         board.data()["id"].as_str().unwrap().to_owned()
     }
 
     async fn pin(&self, title: &str, tags: &[&str]) -> String {
         let mut body = stat_cards(title);
         body["metadata"]["tags"] = json!(tags);
-        self.idp.app.create_pin(&body).await["id"].as_str().unwrap().to_owned()
+        self.idp.app.create_pin(&body).await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     async fn place(&self, board: &str, pin: &str) {
         self.idp
             .app
-            .post(&format!("/v1/pinboards/{board}/pins"), &json!({ "pin_id": pin }))
+            .post(
+                &format!("/v1/pinboards/{board}/pins"),
+                &json!({ "pin_id": pin }),
+            )
             .await
             .expect(200);
     }

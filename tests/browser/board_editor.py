@@ -138,7 +138,7 @@ def new_board_arranged_shared_and_live(server, browser):
         pick = page.locator(f'#picker [data-pick="{pins[title]}"]')
         assert pick.count() == 1, search
         pick.locator("button").click()
-        cell(page, pins[title]).locator(".pin-bar").wait_for(timeout=5000)
+        cell(page, pins[title]).locator(".pin-bar").wait_for(state="attached", timeout=5000)
     placed = eventually(lambda: len(layout(server, board)) == 3 and layout(server, board),
                         "three pins placed")
     assert placed[pins["Revenue"]] == (0, 0, 3, 2), placed
@@ -187,6 +187,7 @@ def new_board_arranged_shared_and_live(server, browser):
     link = page.input_value("#share-url")
     assert link == f"{server.base}/share/{board}", link
     assert page.locator("#share [data-copy]").is_visible()
+    fits(page, 1400)
     shot(page, "editor-share-1400")
     page.click("#share > summary")
 
