@@ -172,13 +172,13 @@ impl Change {
         who: Option<SignedIn>,
         headers: &HeaderMap,
         back: &str,
-    ) -> std::result::Result<Change, Response> {
+    ) -> std::result::Result<Change, Box<Response>> {
         if let Some(refused) = refuse_cross_site(state, headers) {
-            return Err(refused);
+            return Err(Box::new(refused));
         }
         let Some(who) = who else {
             let next: String = url::form_urlencoded::byte_serialize(back.as_bytes()).collect();
-            return Err(see_other(&format!("/login?next={next}")));
+            return Err(Box::new(see_other(&format!("/login?next={next}"))));
         };
         let json = headers
             .get(header::ACCEPT)
@@ -261,7 +261,7 @@ pub(super) async fn create(
 ) -> Response {
     let change = match Change::open(&state, who, &headers, "/boards") {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<NewBoardForm>(body).await else {
         return change.unreadable();
@@ -305,7 +305,7 @@ async fn settings(
     let back = board_path(&id, "?edit=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<SettingsForm>(body).await else {
         return change.unreadable();
@@ -346,7 +346,7 @@ async fn delete(
 ) -> Response {
     let change = match Change::open(&state, who, &headers, &board_path(&id, "?edit=1")) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<DeleteForm>(body).await else {
         return change.unreadable();
@@ -387,7 +387,7 @@ async fn share(
     let back = board_path(&id, "?share=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<ShareForm>(body).await else {
         return change.unreadable();
@@ -428,7 +428,7 @@ async fn place(
     let back = board_path(&id, "?edit=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<PlaceForm>(body).await else {
         return change.unreadable();
@@ -471,7 +471,7 @@ async fn move_pin(
     let back = board_path(&id, "?edit=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<MoveForm>(body).await else {
         return change.unreadable();
@@ -515,7 +515,7 @@ async fn unplace(
     let back = board_path(&id, "?edit=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<VersionForm>(body).await else {
         return change.unreadable();
@@ -551,7 +551,7 @@ async fn invite(
     let back = board_path(&id, "?share=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<InviteForm>(body).await else {
         return change.unreadable();
@@ -593,7 +593,7 @@ async fn change_role(
     let back = board_path(&id, "?share=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Some(form) = read_form::<RoleForm>(body).await else {
         return change.unreadable();
@@ -621,7 +621,7 @@ async fn remove_collaborator(
     let back = board_path(&id, "?share=1");
     let change = match Change::open(&state, who, &headers, &back) {
         Ok(change) => change,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsInvite).await?;
