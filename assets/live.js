@@ -92,6 +92,8 @@
 
   function refresh() {
     if (gone) return;
+    // The board editor (editor.js) holds redraws while a change of its own is under way.
+    if (body.hasAttribute("data-hold")) { later(300); return; }
     if (busy) { again = true; return; }
     var wait = lastFetch + GAP_MS - Date.now();
     if (wait > 0) { later(wait); return; }
@@ -112,6 +114,7 @@
       .then(function (html) {
         if (html === null) return;
         swap(html);
+        document.dispatchEvent(new CustomEvent("corkboard:swapped"));
         if (gone) { source.close(); show("stale"); }
       })
       .catch(function () { later(5000); })
@@ -161,6 +164,9 @@
       connect();
     }
   }, 5000);
+
+  // The board editor asks for the board as it is now after each of its changes.
+  document.addEventListener("corkboard:refresh", function () { refresh(); });
 
   place(document);
   show("reconnecting");

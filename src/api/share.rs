@@ -325,22 +325,23 @@ async fn fragment(
     }))
 }
 
-/// `GET /assets/live-<hash>.js`: the page script, embedded at build time; any other name is
-/// 404. Immutable: a new script has a new name.
+/// `GET /assets/<name>-<hash>.<ext>`: the page script (`live-*.js`), and the web app's
+/// editor script and style sheet (`editor-*.js`, `editor-*.css`), embedded at build time;
+/// any other name is 404. Immutable: a new asset has a new name.
 async fn asset(Path(name): Path<String>) -> Response {
-    if format!("/assets/{name}") != render::script_path() {
+    let Some((content_type, text)) = render::asset(&format!("/assets/{name}")) else {
         return Error::NotFound {
             what: "route",
             index: None,
         }
         .into_response();
-    }
+    };
     let fixed = [
-        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+        (header::CONTENT_TYPE, content_type),
         (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     ];
-    (fixed, render::LIVE_JS).into_response()
+    (fixed, text).into_response()
 }
 
 /// `GET /favicon.ico`: the icon browsers ask every site for (drawn by `assets/favicon.py`),

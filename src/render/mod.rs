@@ -16,8 +16,9 @@ mod tables;
 mod text;
 
 pub use page::{
-    board_page, boards_page, following, not_found_page, pin_page, rate_limits_page, script_path,
-    sign_in_failed_page, signed_out_page, view_page, with_account, Page, View, LIVE_JS,
+    asset, board_page, boards_page, following, fragment_page, message_page, not_found_page,
+    pin_page, rate_limits_page, script_path, sign_in_failed_page, signed_out_page, view_page,
+    with_account, with_tools, Page, View, LIVE_JS,
 };
 
 use serde::de::DeserializeOwned;

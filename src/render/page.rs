@@ -273,9 +273,10 @@ pub fn board_page(
         ""
     };
     let body = format!(
-        "<header><h1>{}</h1>{description}</header><main data-title=\"{}\">{empty}<div class=\"board\">{cells}</div></main>{}",
+        "<header><h1>{}</h1>{description}</header><main data-title=\"{}\" data-version=\"{}\">{empty}<div class=\"board\">{cells}</div></main>{}",
         esc(&board.title),
         esc(&board.title),
+        clock::iso(board.updated_at),
         footer(board.updated_at)
     );
     page(&board.title, body, &css, true, view)
@@ -382,26 +383,128 @@ pub fn following(mut page: Page, base: &str) -> Page {
 }
 
 /// `GET /boards`: the boards a signed-in user may read, newest change first, each with its
-/// last update time.
-pub fn boards_page(name: &str, boards: &[Pinboard]) -> Page {
-    let items: String = boards
-        .iter()
-        .map(|b| {
-            format!(
-                "<li><a href=\"/boards/{}\">{}</a><time>{}</time></li>",
-                esc(&b.id),
-                esc(&b.title),
-                clock::iso(b.updated_at)
-            )
-        })
-        .collect();
-    let list = if boards.is_empty() {
-        "<p class=\"muted\">No boards yet.</p>".to_owned()
-    } else {
-        format!("<ul class=\"boards\">{items}</ul>")
+/// last update time; `new_board` (the "New board" form, HTML) above them for a user who may
+/// make one. Without boards, the empty state says so.
+pub fn boards_page(name: &str, boards: &[Pinboard], new_board: Option<&str>) -> Page {
+    let list = maud::html! {
+        @if boards.is_empty() {
+            div.empty {
+                p { strong { "No boards yet" } }
+                p.muted { @if new_board.is_some() { "Make the first one: New board." } @else { "Boards shared with you appear here." } }
+            }
+        } @else {
+            ul.boards {
+                @for b in boards {
+                    li { a href=(format!("/boards/{}", b.id)) { (b.title) } time { (clock::iso(b.updated_at)) } }
+                }
+            }
+        }
     };
-    let body = format!("<header><h1>Boards</h1></header><main data-title=\"Boards\">{list}</main>");
-    with_account(page("Boards", body, "", true, &View::default()), name)
+    let create = new_board.map(maud::PreEscaped);
+    let body = maud::html! {
+        header.with-tools { h1 { "Boards" } @if let Some(create) = create { (create) } }
+        main data-title="Boards" { (list) }
+    };
+    with_styles(with_account(
+        page("Boards", body.into_string(), "", true, &View::default()),
+        name,
+    ))
+}
+
+/// The editor's script (assets/editor.js) and the style sheet of the web app's own controls
+/// (assets/editor.css), embedded at build time.
+pub const EDITOR_JS: &str = include_str!("../../assets/editor.js");
+pub const EDITOR_CSS: &str = include_str!("../../assets/editor.css");
+
+/// `/assets/<name>-<hash>.<ext>` of an embedded asset: its content hash in the name, so it
+/// can be cached forever.
+fn hashed(name: &str, ext: &str, text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    format!("/assets/{name}-{hex}.{ext}")
+}
+
+fn editor_script_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| hashed("editor", "js", EDITOR_JS))
+}
+
+fn editor_style_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| hashed("editor", "css", EDITOR_CSS))
+}
+
+/// The embedded asset at `path` (`/assets/...`): its content type and text.
+pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
+    if path == script_path() {
+        Some(("text/javascript; charset=utf-8", LIVE_JS))
+    } else if path == editor_script_path() {
+        Some(("text/javascript; charset=utf-8", EDITOR_JS))
+    } else if path == editor_style_path() {
+        Some(("text/css; charset=utf-8", EDITOR_CSS))
+    } else {
+        None
+    }
+}
+
+/// `page` with the web app's style sheet of controls (same-origin, allowed by the CSP).
+fn with_styles(mut page: Page) -> Page {
+    let link = format!("<link rel=\"stylesheet\" href=\"{}\">", editor_style_path());
+    page.html = page.html.replacen("</head>", &format!("{link}</head>"), 1);
+    page.csp = page.csp.replacen("style-src ", "style-src 'self' ", 1);
+    page
+}
+
+/// A board page with `tools` (the editor's, HTML) between the account bar and the board,
+/// and the editor's script: outside the header, main and footer the live script swaps, so
+/// a redraw keeps what is typed there.
+pub fn with_tools(mut page: Page, tools: &str) -> Page {
+    let at = page
+        .fragment
+        .find("</nav>")
+        .map_or(0, |i| i + "</nav>".len());
+    let body = format!("{}{tools}{}", &page.fragment[..at], &page.fragment[at..]);
+    page.html = page.html.replacen(&page.fragment, &body, 1);
+    page.fragment = body;
+    let script = format!(
+        "<script src=\"{}\" defer></script></head>",
+        editor_script_path()
+    );
+    page.html = page.html.replacen("</head>", &script, 1);
+    if !page.csp.contains("script-src") {
+        page.csp = page.csp.replacen(
+            "style-src ",
+            "script-src 'self'; connect-src 'self'; style-src ",
+            1,
+        );
+    }
+    with_styles(page)
+}
+
+/// A page of one line of news from the editor (a refused change, posted by a form): what
+/// went wrong and the way back.
+pub fn message_page(title: &str, text: &str, back: &str) -> Page {
+    let body = maud::html! {
+        header { h1 { (title) } }
+        main data-title=(title) {
+            div.pin { p { (text) } p { a href=(back) { "Go back" } } }
+        }
+    };
+    let mut page = page(title, body.into_string(), "", false, &View::default());
+    page.found = false;
+    page
+}
+
+/// A piece of HTML alone (the editor's picker list), with the policy of a page that runs
+/// nothing.
+pub fn fragment_page(html: String) -> Page {
+    Page {
+        found: true,
+        html,
+        fragment: String::new(),
+        csp: "default-src 'none'; base-uri 'none'; form-action 'self'".to_owned(),
+        referrer: "same-origin",
+    }
 }
 
 /// The page of a sign-in that did not succeed: nothing about why, a link to try again.

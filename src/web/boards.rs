@@ -3,7 +3,8 @@
 //! is, with the user's access (kiosk included), live through `/boards/{id}/events` and
 //! `/boards/{id}/fragment` (what the page script follows). What each shows is
 //! `pinboards::view`'s answer; without a session the pages go to `/login?next=...`, the
-//! script's routes are the 404 page.
+//! script's routes are the 404 page. A user who may change the board also gets the
+//! editor's tools (`editor.rs`): `?edit=1` for the layout, `?share=1` opens the share dialog.
 
 use std::time::Duration;
 
@@ -15,14 +16,14 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{html, not_found, session::MaybeSignedIn, to_login};
+use super::{editor, html, not_found, session::MaybeSignedIn, to_login};
 use crate::{
     api::events::EventStream,
     app::AppState,
-    auth::sessions::SignedIn,
+    auth::{sessions::SignedIn, Scope},
     error::Result,
     events::{Filter, Resume},
-    pinboards::view::{self, Door, Followed, PageView, Shown, Viewer},
+    pinboards::view::{self, BoardView, Content, Door, Followed, PageView, Shown, Viewer},
     render,
 };
 
@@ -39,8 +40,15 @@ pub(super) async fn list(
 ) -> Response {
     match view::boards(&state, &viewer(who.as_ref())).await {
         Ok(Shown::Found(boards)) => {
+            let creates = who
+                .as_ref()
+                .is_some_and(|who| who.principal.scopes.allows(Scope::PinboardsWrite));
+            let form = creates.then(|| editor::new_board_form(boards.is_empty()));
             let name = who.map(|who| who.name).unwrap_or_default();
-            html(render::boards_page(&name, &boards), StatusCode::OK)
+            html(
+                render::boards_page(&name, &boards, form.as_deref()),
+                StatusCode::OK,
+            )
         }
         Ok(Shown::SignIn) => to_login(&uri),
         Ok(Shown::NotFound) => not_found(),
@@ -54,19 +62,76 @@ pub(super) async fn board(
     OriginalUri(uri): OriginalUri,
     Path(id): Path<String>,
 ) -> Response {
-    let kiosk = uri
-        .query()
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .any(|(k, v)| k == "kiosk" && (v == "1" || v == "true"))
-        })
-        .unwrap_or(false);
-    match view::page(&state, Door::Board, &id, viewer(who.as_ref())).await {
-        Ok(Shown::Found(shown)) => html(board_page(&shown, &id, who, kiosk), StatusCode::OK),
-        Ok(Shown::SignIn) => to_login(&uri),
-        Ok(Shown::NotFound) => not_found(),
-        Err(e) => e.into_response(),
+    let kiosk = flag(&uri, "kiosk");
+    let shown = match view::page(&state, Door::Board, &id, viewer(who.as_ref())).await {
+        Ok(Shown::Found(shown)) => shown,
+        Ok(Shown::SignIn) => return to_login(&uri),
+        Ok(Shown::NotFound) => return not_found(),
+        Err(e) => return e.into_response(),
+    };
+    let tools = match (&who, &shown.content, kiosk) {
+        (Some(who), Content::Board(b), false) => match tools(&state, who, b, &id, &uri).await {
+            Ok(tools) => tools,
+            Err(e) => return e.into_response(),
+        },
+        _ => None,
+    };
+    let page = board_page(&shown, &id, who, kiosk);
+    match tools {
+        Some(tools) => html(render::with_tools(page, &tools), StatusCode::OK),
+        None => html(page, StatusCode::OK),
     }
+}
+
+/// Whether `uri`'s query has `name=1`.
+fn flag(uri: &Uri, name: &str) -> bool {
+    uri.query().is_some_and(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .any(|(k, v)| k == name && (v == "1" || v == "true"))
+    })
+}
+
+/// The editor's tools of board `b` for `who` (HTML), when they may change anything of it.
+async fn tools(
+    state: &AppState,
+    who: &SignedIn,
+    b: &BoardView,
+    id: &str,
+    uri: &Uri,
+) -> Result<Option<String>> {
+    let rights = editor::Rights::of(state, &who.principal, id).await?;
+    if !rights.any() {
+        return Ok(None);
+    }
+    let editing = rights.edit && flag(uri, "edit");
+    let search = editor::search_of(uri);
+    let choices = if editing {
+        let me = editor::editor_of(state, &who.principal, id).await?;
+        editor::choices(state, &me, id, &search).await?
+    } else {
+        Vec::new()
+    };
+    let collaborators = if rights.invite {
+        editor::collaborators_of(state, &who.principal, id).await?
+    } else {
+        Vec::new()
+    };
+    let version = crate::clock::iso(b.board.updated_at);
+    let tools = editor::Tools {
+        id,
+        title: &b.board.title,
+        description: b.board.description.as_deref().unwrap_or_default(),
+        version: &version,
+        sharing: b.board.sharing,
+        share_url: crate::pins::shareable_url(state.public_base(), id),
+        rights,
+        editing,
+        share_open: flag(uri, "share"),
+        search: &search,
+        choices,
+        collaborators,
+    };
+    Ok(Some(tools.render()))
 }
 
 /// `GET /boards/{id}/fragment`: the page's body alone, which the page script swaps in; the

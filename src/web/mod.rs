@@ -2,12 +2,14 @@
 //! `/login/provider`, `/auth/callback`, `/logout`, in `login.rs`) or with a password (the
 //! form on `/login`, posted to `/login`, and the owner's setup link `/setup/{token}`, in
 //! `local.rs`, their pages in `forms.rs`), the pages of a signed-in user (`/boards`,
-//! `/boards/{id}`, in `boards.rs`), the owners' settings (`/settings/keys` in `keys.rs`,
-//! `/settings/people` in `people.rs`) and an invitation's page (`/invite/{token}`, in
-//! `people.rs`). The app's own pages share their shell (`layout.rs`). The session cookie is read here and only here: the API
+//! `/boards/{id}`, in `boards.rs`, and the board editor's routes in `editor.rs`), the owners'
+//! settings (`/settings/keys` in `keys.rs`, `/settings/people` in `people.rs`) and an
+//! invitation's page (`/invite/{token}`, in `people.rs`). The app's own pages share their
+//! shell (`layout.rs`). The session cookie is read here and only here: the API
 //! under `/v1` never looks at cookies, so it stays bearer-only.
 
 mod boards;
+mod editor;
 mod forms;
 mod keys;
 mod layout;
@@ -40,10 +42,11 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/login/provider", get(login::provider))
         .route("/setup/{token}", get(local::setup_form).post(local::setup))
         .route("/auth/callback", get(login::callback))
-        .route("/boards", get(boards::list))
+        .route("/boards", get(boards::list).post(editor::create))
         .route("/boards/{id}", get(boards::board))
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
+        .merge(editor::routes())
         .route("/upgrade", get(upgrade))
         .route("/settings/keys", get(keys::page).post(keys::generate))
         .route("/settings/keys/{id}/revoke", post(keys::revoke))

@@ -6,6 +6,7 @@ mod append;
 mod auth;
 mod batch;
 mod blocks;
+mod board_editor;
 mod cli;
 mod collaborators;
 mod connections;

@@ -224,7 +224,7 @@ both_stores! {
         assert_eq!(fragment.status, 200);
         let inner = body.split_once('>').unwrap().1.strip_suffix("</body></html>").unwrap();
         assert_eq!(fragment.html, inner);
-        assert!(fragment.html.starts_with("<header><h1>Live</h1></header><main data-title=\"Live\">"));
+        assert!(fragment.html.starts_with("<header><h1>Live</h1></header><main data-title=\"Live\" data-version=\""));
         assert_eq!(fragment.header("content-security-policy"), page.header("content-security-policy"));
         assert_eq!(fragment.header("cache-control"), "no-store");
         // Kiosk mode is a class on the body; the fragment is the same.

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""The README's screenshots: a live board (docs/share-page.png, 1440 wide, light) and the
-same board in kiosk mode (docs/kiosk.png, 1920x1080), drawn by a fresh server in Chromium.
+"""The README's screenshots: a live board (docs/share-page.png, 1440 wide, light), the
+same board in kiosk mode (docs/kiosk.png, 1920x1080) and the board editor of a signed-in
+owner (docs/board-editor.png, 1440 wide), drawn by a fresh server in Chromium.
 Rerun after changing the pages: python3 tests/browser/screenshots.py (needs the debug
 binary and what .ci/browser installs)."""
 
 import os
+import subprocess
 
 from playwright.sync_api import sync_playwright
 
@@ -37,7 +39,38 @@ def main():
             page.screenshot(path=path, full_page=full)
             print(f"wrote {os.path.relpath(path, ROOT)}")
             context.close()
+        editor(server, browser, pins)
         browser.close()
+
+
+def editor(server, browser, pins):
+    """The owner (set up through the setup link) editing a board: the picker, a pin focused
+    for the keyboard with its buttons."""
+    board = server.board("Launch week", "Arranged in the browser: drag, resize, keys", False)
+    for kind, at in [("kpi", {"x": 0, "y": 0, "w": 3, "h": 2}),
+                     ("line-chart", {"x": 3, "y": 0, "w": 6, "h": 3}),
+                     ("gauge", {"x": 9, "y": 0, "w": 3, "h": 2}),
+                     ("status-grid", {"x": 0, "y": 2, "w": 3, "h": 2})]:
+        server.place(board, pins[kind], at)
+    link = subprocess.run([server.binary, "setup-link"], env=server.env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    context = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="light")
+    offline_images(context)
+    page = context.new_page()
+    page.goto(link)
+    page.fill("input[name=name]", "Olga Owner")
+    page.fill("input[name=email]", "olga@example.test")
+    page.fill("input[name=password]", "correct horse battery")
+    page.fill("input[name=confirm]", "correct horse battery")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{server.base}/boards")
+    page.goto(f"{server.base}/boards/{board}?edit=1&q=pin")
+    page.wait_for_function("() => document.body.dataset.live === 'live'")
+    page.focus(f'[data-pin="{pins["line-chart"]}"]')
+    path = os.path.join(ROOT, "docs", "board-editor.png")
+    page.screenshot(path=path, full_page=True)
+    print(f"wrote {os.path.relpath(path, ROOT)}")
+    context.close()
 
 
 if __name__ == "__main__":
