@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The README's screenshots: a live board (docs/share-page.png, 1440 wide, light), the
-same board in kiosk mode (docs/kiosk.png, 1920x1080) and the board editor of a signed-in
-owner (docs/board-editor.png, 1440 wide), drawn by a fresh server in Chromium.
+same board in kiosk mode (docs/kiosk.png, 1920x1080), the board editor of a signed-in
+owner (docs/board-editor.png, 1440 wide) and their keys page just after generating a key
+(docs/keys-page.png), drawn by a fresh server in Chromium.
 Rerun after changing the pages: python3 tests/browser/screenshots.py (needs the debug
 binary and what .ci/browser installs)."""
 
@@ -70,7 +71,22 @@ def editor(server, browser, pins):
     path = os.path.join(ROOT, "docs", "board-editor.png")
     page.screenshot(path=path, full_page=True)
     print(f"wrote {os.path.relpath(path, ROOT)}")
+    keys(server, page)
     context.close()
+
+
+def keys(server, page):
+    """/settings/keys just after "Generate key": the new key shown once, the list below."""
+    page.goto(f"{server.base}/settings/keys")
+    page.fill("input[name=name]", "Nightly deploy job")
+    page.check('input[name=scopes][value="pins:read"]')
+    page.check('input[name=scopes][value="pins:write"]')
+    page.select_option("select[name=tier]", "professional")
+    page.click("button:has-text('Generate key')")
+    page.wait_for_selector("#key-secret")
+    path = os.path.join(ROOT, "docs", "keys-page.png")
+    page.screenshot(path=path, full_page=True)
+    print(f"wrote {os.path.relpath(path, ROOT)}")
 
 
 if __name__ == "__main__":
