@@ -179,6 +179,10 @@ def a_colleague_joins_by_invitation_as_viewer(server, browser):
     assert theirs.locator(".account").inner_text().startswith("colleague@example.test")
     assert theirs.locator(f'a[href="/boards/{board}"]').inner_text() == "Team board"
     assert not their_errors, f"console errors: {their_errors}"
+    # A viewer reads the board but is offered no editing, even when asking for it.
+    for path in (f"/boards/{board}", f"/boards/{board}?edit=1"):
+        assert theirs.goto(f"{server.base}{path}").status == 200
+        assert theirs.locator("#edit-board, #tools, .pin-bar, .resize").count() == 0, path
     assert theirs.goto(f"{server.base}/settings/keys").status == 404
     assert theirs.goto(link).status == 404, "the link works once"
     other.close()
