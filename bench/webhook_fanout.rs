@@ -1,12 +1,13 @@
 //! Webhook fan-out: how fast a running Corkboard delivers N events to W webhooks, against
 //! the same number of plain POSTs of the same body made by a Rust client (reqwest, W
-//! sequential senders at once, as the server's W webhooks deliver each in order) to the same
-//! local receiver. The server must allow private targets
+//! sequential senders at once, as the server's W webhooks deliver each in order; a process
+//! of its own, as the server is) to the same local receiver. The server must allow private targets
 //! (`CORKBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true`).
 //!
 //! The events are logged while the webhooks are disabled, then the webhooks are enabled and
 //! the clock runs until the receiver has every delivery: what is measured is delivering,
-//! not writing pins. Prints `delivered_per_s=... baseline_per_s=...`.
+//! not writing pins. Prints `same_process_posts_per_s=...` (the same POSTs sent from the
+//! receiver's own process), then `delivered_per_s=... baseline_per_s=...`.
 //!
 //! `webhook_fanout <base url> <key> [events, default 1000] [webhooks, default 10]`
 
@@ -83,6 +84,9 @@ impl Api {
 #[tokio::main]
 async fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--senders") {
+        return senders(&args[2..]).await;
+    }
     let (Some(base), Some(key)) = (args.get(1), args.get(2)) else {
         return Err("usage: webhook_fanout <base url> <key> [events] [webhooks]".into());
     };
@@ -152,10 +156,61 @@ async fn main() -> Result<(), String> {
         .await?;
     }
 
-    // The baseline: the same number of POSTs of a delivered body, W senders at once, each
-    // one request after another (a webhook delivers in order).
+    // The baselines: the same number of POSTs of a delivered body, W senders at once, each
+    // one request after another (a webhook delivers in order). The baseline proper is a
+    // plain client in a process of its own (this program again, `--senders`), as the server
+    // is; the same POSTs sent from inside this process (the receiver's) are printed beside
+    // it: there a request and its answer cross no process boundary, which a server
+    // delivering to someone else's receiver never gets.
     let body = received.sample.lock().map_err(|_| "lock")?.clone();
     received.count.store(0, Ordering::Relaxed);
+    let secs = send_all(&receiver, body.clone(), events, webhooks).await?;
+    let same_process = total as f64 / secs;
+    received.count.store(0, Ordering::Relaxed);
+    let body_file =
+        std::env::temp_dir().join(format!("webhook_fanout_{}.json", std::process::id()));
+    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let child = tokio::process::Command::new(exe)
+        .args([
+            "--senders",
+            &receiver,
+            &events.to_string(),
+            &webhooks.to_string(),
+        ])
+        .arg(&body_file)
+        .output()
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&body_file);
+    let printed = String::from_utf8_lossy(&child.stdout);
+    let secs: f64 = printed
+        .trim()
+        .strip_prefix("elapsed_s=")
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| {
+            format!(
+                "the senders' process: {printed} {}",
+                String::from_utf8_lossy(&child.stderr)
+            )
+        })?;
+    if received.count.load(Ordering::Relaxed) != total {
+        return Err("the senders' process did not deliver every POST".into());
+    }
+    let baseline = total as f64 / secs;
+    println!("same_process_posts_per_s={same_process:.0}");
+    println!("delivered_per_s={ours:.0} baseline_per_s={baseline:.0}");
+    Ok(())
+}
+
+/// W senders at once, each POSTing `body` `events` times in order to its own path of
+/// `receiver`; how long they took, in seconds.
+async fn send_all(
+    receiver: &str,
+    body: Bytes,
+    events: usize,
+    webhooks: usize,
+) -> Result<f64, String> {
     let client = reqwest::Client::new();
     let started = Instant::now();
     let mut senders = Vec::new();
@@ -180,7 +235,21 @@ async fn main() -> Result<(), String> {
     for sender in senders {
         sender.await.map_err(|e| e.to_string())??;
     }
-    let baseline = total as f64 / started.elapsed().as_secs_f64();
-    println!("delivered_per_s={ours:.0} baseline_per_s={baseline:.0}");
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// `--senders <receiver> <events> <webhooks> <body file>`: the baseline's plain client, in a
+/// process of its own; prints `elapsed_s=`.
+async fn senders(args: &[String]) -> Result<(), String> {
+    let [receiver, events, webhooks, body_file] = args else {
+        return Err(
+            "usage: webhook_fanout --senders <receiver> <events> <webhooks> <body file>".into(),
+        );
+    };
+    let events = events.parse().map_err(|_| "events: a number")?;
+    let webhooks = webhooks.parse().map_err(|_| "webhooks: a number")?;
+    let body = Bytes::from(std::fs::read(body_file).map_err(|e| e.to_string())?);
+    let secs = send_all(receiver, body, events, webhooks).await?;
+    println!("elapsed_s={secs}");
     Ok(())
 }
