@@ -31,6 +31,9 @@ pub const LIVE_INVITATIONS: i64 = 500;
 /// A link's token is 43 characters; anything much longer is not one.
 const TOKEN_CHARS: usize = 128;
 const EMAIL_CHARS: usize = 254;
+/// What the schema can say of an address: one `@`, something on each side, no spaces
+/// inside (around it they are trimmed). `auth::local::normal_email` decides.
+const EMAIL_PATTERN: &str = r"^\s*[^@\s\x00]+@[^@\s\x00]+\s*$";
 
 /// `POST /invitations` body.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -38,7 +41,7 @@ const EMAIL_CHARS: usize = 254;
 pub struct InviteBody {
     /// The person's email (`local@domain`, at most 254 characters; kept lower-case). Not
     /// of a member already, nor of a live invitation (409).
-    #[schemars(length(min = 3, max = EMAIL_CHARS))]
+    #[schemars(length(min = 3, max = EMAIL_CHARS), regex(pattern = EMAIL_PATTERN))]
     pub email: String,
     /// `owner`, `editor`, `viewer` or a custom role of the workspace (400 for another
     /// name); it must grant nothing the caller lacks (403).
