@@ -12,29 +12,15 @@ Usage: python3 tests/browser/board_editor.py. Starts its own server (the debug b
 `cargo build` first). With CORKBOARD_SHOTS=<dir>, also saves screenshots of the editor there.
 Prints `N passed, M failed` last; exits non-zero when any failed."""
 
-import os
 import subprocess
 import sys
 import time
 
 from playwright.sync_api import sync_playwright
 
-from harness import Server, launch, offline_images, run_tests
+from harness import Server, fits, launch, offline_images, run_tests, shot
 
 PASSWORD = "correct horse battery"
-SHOTS = os.environ.get("CORKBOARD_SHOTS")
-
-
-def shot(page, name):
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
-
-
-def fits(page, width):
-    scroll = page.evaluate("document.documentElement.scrollWidth")
-    assert scroll <= width, f"{scroll} px wide at {width}"
-
-
 def watch(page):
     """Console errors and CSP violations of `page`, as they come."""
     errors = []

@@ -151,6 +151,19 @@ def png(width=240, height=120):
 IMAGE = png()
 
 
+def shot(page, name):
+    """Saves a full-page screenshot of `page` as <name>.png under $CORKBOARD_SHOTS, if set."""
+    shots = os.environ.get("CORKBOARD_SHOTS")
+    if shots:
+        page.screenshot(path=os.path.join(shots, f"{name}.png"), full_page=True)
+
+
+def fits(page, width):
+    """Asserts that `page` needs no horizontal scrolling at `width` CSS px."""
+    scroll = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll <= width, f"{scroll} px wide at {width}"
+
+
 def launch(playwright):
     """Headless Chromium: the system's browser, never a downloaded one."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True,

@@ -8,28 +8,14 @@ Usage: python3 tests/browser/local_accounts.py. Starts its own server (the debug
 `cargo build` first). With CORKBOARD_SHOTS=<dir>, also saves screenshots of the forms there.
 Prints `N passed, M failed` last; exits non-zero when any failed."""
 
-import os
 import subprocess
 import sys
 
 from playwright.sync_api import sync_playwright
 
-from harness import Server, launch, run_tests
+from harness import Server, fits, launch, run_tests, shot
 
 PASSWORD = "correct horse battery"
-SHOTS = os.environ.get("CORKBOARD_SHOTS")
-
-
-def shot(page, name):
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
-
-
-def fits(page, width):
-    scroll = page.evaluate("document.documentElement.scrollWidth")
-    assert scroll <= width, f"{scroll} px wide at {width}"
-
-
 def setup_then_password_sign_in(server, browser):
     board = server.board("Home board", public=False)
     link = subprocess.run([server.binary, "setup-link"], env=server.env, check=True,

@@ -19,22 +19,9 @@ import urllib.request
 
 from playwright.sync_api import sync_playwright
 
-from harness import Server, launch, run_tests
+from harness import Server, fits, launch, run_tests, shot
 
 PASSWORD = "correct horse battery"
-SHOTS = os.environ.get("CORKBOARD_SHOTS")
-
-
-def shot(page, name):
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=True)
-
-
-def fits(page, width):
-    scroll = page.evaluate("document.documentElement.scrollWidth")
-    assert scroll <= width, f"{scroll} px wide at {width}"
-
-
 def status_with(server, key, path="/pins"):
     req = urllib.request.Request(server.base + "/v1" + path)
     req.add_header("Authorization", "Bearer " + key)
