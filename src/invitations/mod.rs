@@ -21,7 +21,7 @@ use crate::{
     },
     clock,
     error::{Error, Result},
-    store::{Accepted, InvitationRow, Joiner, OpenInvitation},
+    store::{Accepted, InvitationRow, Joiner, MemberRow, OpenInvitation},
 };
 
 /// How long an invitation's link works.
@@ -145,6 +145,20 @@ pub async fn create(
     })
 }
 
+/// The workspace's members and their roles (the people page; its caller is an owner).
+pub async fn members(state: &AppState, who: &Principal) -> Result<Vec<MemberRow>> {
+    state.store.members(&who.workspace_id).await
+}
+
+/// The email of user `user_id`, when they have one.
+pub async fn email_of(state: &AppState, user_id: &str) -> Result<Option<String>> {
+    let found = state.store.find_users(user_id).await?;
+    Ok(found
+        .into_iter()
+        .find(|u| u.id == user_id)
+        .and_then(|u| u.email))
+}
+
 /// The workspace's live invitations, newest first.
 pub async fn list(state: &AppState, who: &Principal) -> Result<Vec<InvitationRecord>> {
     let rows = state
@@ -232,14 +246,7 @@ pub async fn accept_signed_in(state: &AppState, token: &str, who: &SignedIn) -> 
     let Subject::User(user_id) = &who.principal.subject else {
         return Ok(Joined::OtherEmail);
     };
-    let email = state
-        .store
-        .find_users(user_id)
-        .await?
-        .into_iter()
-        .find(|u| &u.id == user_id)
-        .and_then(|u| u.email);
-    let Some(email) = email else {
+    let Some(email) = email_of(state, user_id).await? else {
         return Ok(Joined::OtherEmail);
     };
     let joiner = Joiner::User {

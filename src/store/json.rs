@@ -22,6 +22,14 @@ pub struct Serialized<T: ?Sized> {
 /// `data`): any JSON, checked when it is read.
 pub type JsonText = Serialized<serde_json::Value>;
 
+/// Stored JSON text checked to be JSON, as it is (without building its value: copying a
+/// store out, as an archive does, costs mostly this).
+pub fn checked_json(text: &str) -> Result<&str> {
+    let raw: &RawValue =
+        serde_json::from_str(text).map_err(|e| Error::internal_in("stored JSON", e))?;
+    Ok(raw.get())
+}
+
 impl<T: ?Sized> Clone for Serialized<T> {
     fn clone(&self) -> Self {
         Serialized {

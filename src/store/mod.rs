@@ -64,7 +64,9 @@ mod sqlite;
 mod webhooks;
 
 pub use blocks::{Block, BlockEdit};
-pub use boards::{BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing};
+pub use boards::{
+    board_changed, BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing,
+};
 pub use datasets::{Dataset, DatasetChange, DatasetCheck, DatasetQuery, NamedChange};
 pub use events::{Commits, Event, NewEvent, Render};
 pub use hooks::{HookQuery, HookRow};
@@ -72,13 +74,13 @@ pub use identity::{Collaborator, Member, RoleRow, SignIn, UserRow};
 pub use invitations::{
     Accepted, InvitationRow, Joiner, MemberRow, OpenInvitation, PendingCollaborator,
 };
-pub use json::{JsonText, Serialized};
+pub use json::{checked_json, JsonText, Serialized};
 pub use keys::KeyRow;
 pub use local::{NewOwner, PasswordUser};
 pub use pins::{
     Change, Created, DeleteCheck, Idempotent, Logged, Pin, PinKey, PinQuery, StatusMark, Upserted,
 };
-pub use placements::Placer;
+pub use placements::{BoardWrite, Placed, Placer};
 pub use sessions::SessionRow;
 pub use webhooks::{
     DeliveryRow, Failure, WebhookChange, WebhookQuery, WebhookRow, KEPT_DELIVERIES,
@@ -213,10 +215,10 @@ impl Store {
         fn placed_pins(&self, ws: &str, board_id: &str) -> Result<Vec<PlacedPin>>;
         fn list_pinboards(&self, ws: &str, query: &BoardQuery) -> Result<Vec<(i64, Pinboard)>>;
         fn update_pinboard(&self, ws: &str, id: &str, change: &mut BoardChange<'_>) -> Result<Pinboard>;
-        fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool>;
-        fn place_pin(&self, ws: &str, board_id: &str, pin_id: &str, now: i64, place: &mut Placer<'_>) -> Result<Position>;
-        fn move_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64, place: &mut Placer<'_>) -> Result<Position>;
-        fn remove_placement(&self, ws: &str, board_id: &str, pin_id: &str, now: i64) -> Result<()>;
+        fn delete_pinboard(&self, ws: &str, id: &str, since: Option<i64>) -> Result<bool>;
+        fn place_pin(&self, ws: &str, board_id: &str, pin_id: &str, at: BoardWrite, place: &mut Placer<'_>) -> Result<Placed>;
+        fn move_placement(&self, ws: &str, board_id: &str, pin_id: &str, at: BoardWrite, place: &mut Placer<'_>) -> Result<Placed>;
+        fn remove_placement(&self, ws: &str, board_id: &str, pin_id: &str, at: BoardWrite) -> Result<i64>;
         fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
         fn shared_board(&self, id: &str) -> Result<Option<(Pinboard, Vec<PlacedPin>)>>;
         fn shared_workspace(&self, id: &str) -> Result<Option<String>>;

@@ -11,14 +11,14 @@
 
 use std::collections::HashSet;
 
-use serde_json::{value::RawValue, Map, Value};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::rows::{self, col, Cell, Col, Kind, Kind::*, Source};
 use super::{Dialect, Progress};
 use crate::error::{Error, Result};
 use crate::store::sql::{is_unique_violation, Backend, Record};
-use crate::store::Store;
+use crate::store::{checked_json, Store};
 
 /// What the archive's `format` says.
 pub const FORMAT: &str = "corkboard-export";
@@ -375,9 +375,7 @@ fn write_row(out: &mut Vec<u8>, columns: &[Col], cells: &[Cell]) -> Result<()> {
         out.extend_from_slice(b"\":");
         match (column.kind, cell) {
             (Json | OptJson, Cell::Text(Some(text))) => {
-                let raw: &RawValue =
-                    serde_json::from_str(text).map_err(|e| Error::internal_in("stored JSON", e))?;
-                out.extend_from_slice(raw.get().as_bytes());
+                out.extend_from_slice(checked_json(text)?.as_bytes());
             }
             (_, Cell::Text(Some(text))) => {
                 serde_json::to_writer(&mut *out, text).map_err(failed)?

@@ -97,7 +97,7 @@ async fn people_page(
     status: StatusCode,
 ) -> Response {
     let listed = async {
-        let members = state.store.members(&who.principal.workspace_id).await?;
+        let members = invitations::members(state, &who.principal).await?;
         let pending = invitations::list(state, &who.principal).await?;
         let roles: Vec<String> = roles::list(state, &who.principal)
             .await?
@@ -164,15 +164,7 @@ async fn people_page(
             }
         }
     };
-    let shell = Shell {
-        title: "People",
-        user: Some(&who.name),
-        current: Some(Section::People),
-        owner: true,
-    };
-    let mut page = layout::page(&shell, main);
-    page.found = status == StatusCode::OK;
-    html(page, status)
+    layout::owner_page("People", Section::People, who, main, status)
 }
 
 /// `GET /settings/people`.
@@ -356,16 +348,9 @@ async fn open(state: &AppState, token: &str) -> Result<Option<OpenInvitation>, R
 /// The signed-in visitor's email, if any.
 async fn email_of(state: &AppState, who: Option<&SignedIn>) -> Result<Option<String>, Response> {
     let Some(who) = who else { return Ok(None) };
-    let user_id = who.principal.subject.id();
-    let found = state
-        .store
-        .find_users(user_id)
+    invitations::email_of(state, who.principal.subject.id())
         .await
-        .map_err(IntoResponse::into_response)?;
-    Ok(found
-        .into_iter()
-        .find(|u| u.id == user_id)
-        .and_then(|u| u.email))
+        .map_err(IntoResponse::into_response)
 }
 
 /// `GET /invite/{token}`: the invitation's page; the 404 page for a link that doesn't work
