@@ -236,8 +236,10 @@ impl<B: Backend> DatasetStore for B {
     ) -> Result<Dataset> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        let new = change(lock_dataset::<B>(&mut tx, ws, id).await?)?;
-        update::<B>(self, &mut tx, ws, &new).await?;
+        let old = lock_dataset::<B>(&mut tx, ws, id).await?;
+        let was = old.name.clone();
+        let new = change(old)?;
+        update::<B>(self, &mut tx, ws, &new, &was).await?;
         tx.commit().await?;
         self.committed(ws);
         Ok(new)
@@ -246,7 +248,8 @@ impl<B: Backend> DatasetStore for B {
     async fn delete_dataset(&self, ws: &str, id: &str, check: &mut DatasetCheck<'_>) -> Result<()> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        check(&lock_dataset::<B>(&mut tx, ws, id).await?)?;
+        let old = lock_dataset::<B>(&mut tx, ws, id).await?;
+        check(&old)?;
         B::query(DELETE_DATASET)
             .bind(ws)
             .bind(id)
@@ -260,7 +263,7 @@ impl<B: Backend> DatasetStore for B {
             crate::clock::now_ms(),
         );
         B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
-        mark_statuses::<B>(&mut tx, ws, event.at).await?;
+        mark_statuses::<B>(&mut tx, ws, event.at, &old.name, &old.name).await?;
         tx.commit().await?;
         self.committed(ws);
         Ok(())
@@ -285,7 +288,7 @@ impl<B: Backend> DatasetStore for B {
         let new = match stored {
             Some(dataset) => {
                 let new = change(Some(dataset))?;
-                update::<B>(self, &mut tx, ws, &new).await?;
+                update::<B>(self, &mut tx, ws, &new, name).await?;
                 new
             }
             None => {
@@ -322,12 +325,19 @@ async fn insert<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, dataset: &Datas
         .await
         .map_err(|e| name_taken(e, &dataset.name))?;
     B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
-    mark_statuses::<B>(tx, ws, dataset.updated_at).await
+    let name = &dataset.name;
+    mark_statuses::<B>(tx, ws, dataset.updated_at, name, name).await
 }
 
-/// Writes `new` over the stored dataset of its id and logs its `dataset.updated`, inside
-/// `tx`.
-async fn update<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, new: &Dataset) -> Result<()> {
+/// Writes `new` over the stored dataset of its id (named `was` before) and logs its
+/// `dataset.updated`, inside `tx`.
+async fn update<B: Backend>(
+    store: &B,
+    tx: &mut B::Db,
+    ws: &str,
+    new: &Dataset,
+    was: &str,
+) -> Result<()> {
     B::query(UPDATE_DATASET)
         .bind(ws)
         .bind(&new.id)
@@ -347,5 +357,5 @@ async fn update<B: Backend>(store: &B, tx: &mut B::Db, ws: &str, new: &Dataset) 
         store.render().dataset(new)?,
     );
     B::append_events(&mut *tx, std::slice::from_ref(&event)).await?;
-    mark_statuses::<B>(tx, ws, new.updated_at).await
+    mark_statuses::<B>(tx, ws, new.updated_at, &new.name, was).await
 }

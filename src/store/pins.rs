@@ -259,12 +259,15 @@ const TOUCH_PIN: &str = "UPDATE pins SET last_pushed_at = $2, \
      stale_due_at = $2 + expected_every_secs * 1000 \
      WHERE id = $1 AND version = $3 AND workspace_id = $4 AND last_pushed_at < $2";
 /// A dataset of workspace `$1` was written at `$2`: every pin there with rules whose
-/// configuration may name it is marked for the status sweep with a mark newer than any it
-/// holds (so a sweep that read the older one can't clear this one).
+/// configuration may name it (holds `{{` and its name, `$3`, or its name before a rename,
+/// `$4`, as `%name%`) is marked for the status sweep with a mark newer than any it holds (so
+/// a sweep that read the older one can't clear this one). A name is `[a-z0-9_]`: in a LIKE
+/// pattern `_` matches any character, so a pattern may mark a pin too many, never one too few.
 const MARK_STATUSES: &str =
     "UPDATE pins SET status_due = CASE WHEN status_due IS NULL OR status_due < $2 \
      THEN $2 ELSE status_due + 1 END \
-     WHERE workspace_id = $1 AND status_rules IS NOT NULL AND pin_config LIKE '%{{%'";
+     WHERE workspace_id = $1 AND status_rules IS NOT NULL AND pin_config LIKE '%{{%' \
+     AND (pin_config LIKE $3 OR pin_config LIKE $4)";
 /// Whether any pin's `pin.stale` is due at `$1`, through the partial index on the due time:
 /// the order makes the index the plan whatever the statistics say (without them, PostgreSQL
 /// scanned the table for a bare `LIMIT 1`: 11 ms at 40k pins against 0.03 ms).
@@ -515,12 +518,21 @@ async fn pin_boards<B: Backend>(tx: &mut B::Db, pin_id: &str) -> Result<Vec<Stri
     rows.iter().map(|r| Ok(r.get(0)?)).collect()
 }
 
-/// Marks the workspace's pins with rules and templates for the status sweep, inside a
-/// dataset write's transaction (CONTRACT.md 15: a dataset change can change a status).
-pub(super) async fn mark_statuses<B: Backend>(tx: &mut B::Db, ws: &str, at: i64) -> Result<()> {
+/// Marks the workspace's pins with rules whose templates may name dataset `name` (or
+/// `was`, its name before a rename) for the status sweep, inside a dataset write's
+/// transaction (CONTRACT.md 15: a dataset change can change a status).
+pub(super) async fn mark_statuses<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    at: i64,
+    name: &str,
+    was: &str,
+) -> Result<()> {
     B::query(MARK_STATUSES)
         .bind(ws)
         .bind(at)
+        .bind(format!("%{name}%"))
+        .bind(format!("%{was}%"))
         .execute(tx)
         .await?;
     Ok(())

@@ -234,6 +234,73 @@ async fn a_dataset_change_changes_the_status_of_the_pins_naming_it_postgres() {
     dataset_scenario(TestApp::postgres_with(SWEEP_EVERY_SECOND).await).await;
 }
 
+/// A templated pin's own write that changes what its template reads changes its status
+/// through the same sweep: the write answers with the status it had, then one `pin.status`.
+/// A rename of the dataset it names changes it too (the old name marks it).
+async fn own_write_scenario(app: TestApp) {
+    let dataset = new_dataset(&app, "cpu", "json", json!({"load": 95, "idle": 5})).await;
+    let created = app
+        .post("/v1/pins", &cpu_pin(json!("{{cpu.load}} %")))
+        .await
+        .expect(200);
+    let id = created.data()["pin_id"].as_str().unwrap().to_owned();
+    assert_eq!(created.data()["status"], "critical");
+    let mut stream = event_stream(&app).await;
+
+    app.patch(
+        &format!("/v1/pins/{id}"),
+        &json!({"pin_config": cpu_card(json!("{{cpu.idle}} %"))}),
+    )
+    .await
+    .expect(200);
+    let status = stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data;
+    assert_eq!(status["id"], id.as_str());
+    assert_eq!(status["data"]["status"], "ok", "{status}");
+    assert_eq!(status["data"]["previous_status"], "critical");
+    let read = app.get(&format!("/v1/pins/{id}")).await.expect(200);
+    assert_eq!(read.data()["status"], "ok");
+
+    // Back on the load (critical), then the dataset renamed: the pin's template reads
+    // nothing any more (its old name is what marks it), so it is `ok` again.
+    app.patch(
+        &format!("/v1/pins/{id}"),
+        &json!({"pin_config": cpu_card(json!("{{cpu.load}} %"))}),
+    )
+    .await
+    .expect(200);
+    let status = stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data;
+    assert_eq!(status["data"]["status"], "critical", "{status}");
+    app.patch(
+        &format!("/v1/datasets/{}", id_of(&dataset)),
+        &json!({"name": "cpu2"}),
+    )
+    .await
+    .expect(200);
+    let status = stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data;
+    assert_eq!(status["data"]["status"], "ok", "{status}");
+    assert_eq!(status["data"]["previous_status"], "critical");
+}
+
+#[tokio::test]
+async fn a_templated_pins_own_write_changes_its_status_sqlite() {
+    own_write_scenario(TestApp::sqlite_with(SWEEP_EVERY_SECOND).await).await;
+}
+
+#[tokio::test]
+async fn a_templated_pins_own_write_changes_its_status_postgres() {
+    crate::skip_without_postgres!();
+    own_write_scenario(TestApp::postgres_with(SWEEP_EVERY_SECOND).await).await;
+}
+
 /// Three replicas on one PostgreSQL database: each dataset-caused change is logged once.
 #[tokio::test]
 async fn replicas_log_each_status_change_once() {
