@@ -109,7 +109,7 @@ async fn update(
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<UpdateBoardBody>,
 ) -> Result<Envelope<One<Board>>> {
-    Envelope::of(&ops::update(&state, &auth.principal, &id, body).await?)
+    Envelope::of(&ops::update(&state, &auth.principal, &id, body, None).await?)
 }
 
 async fn delete(
@@ -117,7 +117,7 @@ async fn delete(
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
 ) -> Result<Envelope<One<Deleted>>> {
-    Envelope::of(&ops::delete(&state, &auth.principal, &id).await?)
+    Envelope::of(&ops::delete(&state, &auth.principal, &id, None).await?)
 }
 
 async fn place(
@@ -126,7 +126,7 @@ async fn place(
     ApiPath(BoardPath { id }): ApiPath<BoardPath>,
     ApiJson(body, _): ApiJson<PlaceBody>,
 ) -> Result<Envelope<One<PlacementRecord>>> {
-    Envelope::of(&ops::place(&state, &auth.principal, &id, body).await?)
+    Envelope::of(&ops::place(&state, &auth.principal, &id, body, None).await?)
 }
 
 async fn move_pin(
@@ -135,7 +135,7 @@ async fn move_pin(
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
     ApiJson(body, _): ApiJson<MoveBody>,
 ) -> Result<Envelope<One<PlacementRecord>>> {
-    Envelope::of(&ops::move_pin(&state, &auth.principal, &id, &pin_id, body).await?)
+    Envelope::of(&ops::move_pin(&state, &auth.principal, &id, &pin_id, body, None).await?)
 }
 
 async fn unplace(
@@ -143,5 +143,5 @@ async fn unplace(
     auth: BoardAuth<PinboardsWrite>,
     ApiPath(PlacementPath { id, pin_id }): ApiPath<PlacementPath>,
 ) -> Result<Envelope<One<Removed>>> {
-    Envelope::of(&ops::unplace(&state, &auth.principal, &id, &pin_id).await?)
+    Envelope::of(&ops::unplace(&state, &auth.principal, &id, &pin_id, None).await?)
 }

@@ -191,11 +191,11 @@ tools! {
     "update_pinboard" => A::board(S::PinboardsWrite), write: true, batch: None,
         path: Path::Id("A pinboard id (pb-...)"), schema: schema_of::<UpdateBoardBody>,
         "Update a pinboard: only the fields sent change (PATCH /v1/pinboards/{id}).",
-        op!(|s, who, id, args| pinboards::ops::update(s, who, id, body(args)?).await?);
+        op!(|s, who, id, args| pinboards::ops::update(s, who, id, body(args)?, None).await?);
     "place_pin" => A::board(S::PinboardsWrite), write: true, batch: None,
         path: Path::Id("A pinboard id (pb-...)"), schema: schema_of::<PlaceBody>,
         "Place a pin on a pinboard's 12-column grid (POST /v1/pinboards/{id}/pins).",
-        op!(|s, who, id, args| pinboards::ops::place(s, who, id, body(args)?).await?);
+        op!(|s, who, id, args| pinboards::ops::place(s, who, id, body(args)?, None).await?);
     "create_dataset" => A::workspace(S::DatasetsWrite), write: true, batch: None, path: Path::None,
         schema: schema_of::<CreateDatasetBody>,
         "Create a dataset that pins refer to as {{name.path}} (POST /v1/datasets).",

@@ -184,7 +184,7 @@ impl BoardUpdate {
         if let Some(is_public) = self.is_public {
             board.sharing.is_public = is_public;
         }
-        board.updated_at = now.max(board.updated_at);
+        board.updated_at = board.next_updated_at(now);
         board
     }
 }

@@ -14,9 +14,17 @@ use crate::{
     auth::{roles, Principal, Reach, Scope, Subject},
     clock,
     error::{Error, Result},
-    store::{BoardQuery, Position},
+    store::{board_changed, BoardQuery, BoardWrite, Position},
     wire::{Deleted, Page, PageParams},
 };
+
+/// A placement write now, on the board as of `since` (as for [`update`]).
+fn write_at(since: Option<i64>) -> BoardWrite {
+    BoardWrite {
+        now: clock::now_ms(),
+        since,
+    }
+}
 
 fn board_missing() -> Error {
     Error::NotFound {
@@ -70,25 +78,39 @@ pub async fn list(
     Ok(Page::of(rows, limit, |(seq, _)| *seq).map(|(_, b)| BoardRecord::new(&b, base)))
 }
 
-/// `PUT`/`PATCH /pinboards/{id}`: the updated record.
+/// `PUT`/`PATCH /pinboards/{id}`: the updated record. With `since` (the board's
+/// `updated_at` as the caller last saw it), 409 and nothing written when it moved on.
 pub async fn update(
     state: &AppState,
     who: &Principal,
     id: &str,
     body: UpdateBoardBody,
+    since: Option<i64>,
 ) -> Result<BoardRecord> {
     let update = body.into_update(state.limits())?;
     let now = clock::now_ms();
     let board = state
         .store
-        .update_pinboard(&who.workspace_id, id, &mut |b| Ok(update.apply(b, now)))
+        .update_pinboard(&who.workspace_id, id, &mut |b| match since {
+            Some(since) if since != b.updated_at => Err(board_changed()),
+            _ => Ok(update.apply(b, now)),
+        })
         .await?;
     Ok(BoardRecord::new(&board, state.public_base()))
 }
 
-/// `DELETE /pinboards/{id}`: its placements go, its pins stay.
-pub async fn delete(state: &AppState, who: &Principal, id: &str) -> Result<Deleted> {
-    if !state.store.delete_pinboard(&who.workspace_id, id).await? {
+/// `DELETE /pinboards/{id}`: its placements go, its pins stay. `since` as for [`update`].
+pub async fn delete(
+    state: &AppState,
+    who: &Principal,
+    id: &str,
+    since: Option<i64>,
+) -> Result<Deleted> {
+    if !state
+        .store
+        .delete_pinboard(&who.workspace_id, id, since)
+        .await?
+    {
         return Err(board_missing());
     }
     Ok(Deleted::new(id))
@@ -122,6 +144,10 @@ pub struct PlacementRecord {
     pub pinboard_id: String,
     pub pin_id: String,
     pub position: Position,
+    /// The board's `updated_at` after the change: not in the API's record; the board
+    /// editor's next version.
+    #[serde(skip)]
+    pub board_updated_at: i64,
 }
 
 /// Whether a collaborator from another workspace may place `pin_id` on the board they act
@@ -158,6 +184,7 @@ pub async fn place(
     who: &Principal,
     board_id: &str,
     body: PlaceBody,
+    since: Option<i64>,
 ) -> Result<PlacementRecord> {
     let input = match &body.position {
         None | Some(Value::Null) => None,
@@ -167,20 +194,21 @@ pub async fn place(
     if let Reach::Board(_) = who.reach {
         guest_may_place(state, who, &body.pin_id).await?;
     }
-    let position = state
+    let placed = state
         .store
         .place_pin(
             &who.workspace_id,
             board_id,
             &body.pin_id,
-            clock::now_ms(),
+            write_at(since),
             &mut |_, others| wanted.place(others),
         )
         .await?;
     Ok(PlacementRecord {
         pinboard_id: board_id.to_owned(),
         pin_id: body.pin_id,
-        position,
+        position: placed.position,
+        board_updated_at: placed.board_updated_at,
     })
 }
 
@@ -191,18 +219,19 @@ pub async fn move_pin(
     board_id: &str,
     pin_id: &str,
     body: MoveBody,
+    since: Option<i64>,
 ) -> Result<PlacementRecord> {
     let change = Move::new(
         PositionInput::parse(&body.position, "position")?,
         "position",
     )?;
-    let position = state
+    let placed = state
         .store
         .move_placement(
             &who.workspace_id,
             board_id,
             pin_id,
-            clock::now_ms(),
+            write_at(since),
             &mut |current, others| match current {
                 Some(current) => change.place(current, others, "position"),
                 None => Err(Error::internal("move without a current position")),
@@ -212,7 +241,8 @@ pub async fn move_pin(
     Ok(PlacementRecord {
         pinboard_id: board_id.to_owned(),
         pin_id: pin_id.to_owned(),
-        position,
+        position: placed.position,
+        board_updated_at: placed.board_updated_at,
     })
 }
 
@@ -223,6 +253,9 @@ pub struct Removed {
     pub pin_id: String,
     #[schemars(extend("const" = true))]
     pub deleted: bool,
+    /// As [`PlacementRecord::board_updated_at`].
+    #[serde(skip)]
+    pub board_updated_at: i64,
 }
 
 /// `DELETE /pinboards/{id}/pins/{pinId}`: takes the pin off the board (the pin stays).
@@ -231,14 +264,16 @@ pub async fn unplace(
     who: &Principal,
     board_id: &str,
     pin_id: &str,
+    since: Option<i64>,
 ) -> Result<Removed> {
-    state
+    let board_updated_at = state
         .store
-        .remove_placement(&who.workspace_id, board_id, pin_id, clock::now_ms())
+        .remove_placement(&who.workspace_id, board_id, pin_id, write_at(since))
         .await?;
     Ok(Removed {
         pinboard_id: board_id.to_owned(),
         pin_id: pin_id.to_owned(),
         deleted: true,
+        board_updated_at,
     })
 }

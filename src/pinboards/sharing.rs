@@ -147,7 +147,7 @@ pub async fn put_board(
         .store
         .update_pinboard(&who.workspace_id, id, &mut |mut board| {
             board.sharing = body.apply(board.sharing);
-            board.updated_at = now.max(board.updated_at);
+            board.updated_at = board.next_updated_at(now);
             Ok(board)
         })
         .await?;

@@ -39,6 +39,21 @@ pub struct Pinboard {
     pub updated_at: i64,
 }
 
+impl Pinboard {
+    /// The `updated_at` of a write at `now`: strictly after the board's last one, so two
+    /// writes in one millisecond still differ and `updated_at` can serve as the board's
+    /// version (the editor's conflict check). [`super::placements`]' touch says the same in SQL.
+    pub fn next_updated_at(&self, now: i64) -> i64 {
+        now.max(self.updated_at.saturating_add(1))
+    }
+}
+
+/// A write refused because the board moved on since the writer read it (its `updated_at`
+/// is no longer the one the writer names).
+pub fn board_changed() -> Error {
+    Error::Conflict("the board changed since this page showed it (someone else edited it)".into())
+}
+
 /// A rectangle on a board's 12-column grid, in grid cells.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -91,8 +106,9 @@ pub(crate) trait BoardStore {
         id: &str,
         change: &mut BoardChange<'_>,
     ) -> Result<Pinboard>;
-    /// Removes the board and its placements (never its pins); false when absent.
-    async fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool>;
+    /// Removes the board and its placements (never its pins); false when absent. With
+    /// `since`, only while the board's `updated_at` is still that ([`board_changed`] when not).
+    async fn delete_pinboard(&self, ws: &str, id: &str, since: Option<i64>) -> Result<bool>;
     /// For share pages, which know only an id: the pin when anyone may see it
     /// ([`Sharing::visible_anonymously`], checked in the query itself).
     async fn shared_pin(&self, id: &str) -> Result<Option<Pin>>;
@@ -131,7 +147,9 @@ const SHARED_WORKSPACE: &str = "SELECT workspace_id FROM pins WHERE id = $1 AND 
      AND is_public AND NOT require_sign_in";
 const WORKSPACE_OF: &str = "SELECT workspace_id FROM pins WHERE id = $1 \
      UNION ALL SELECT workspace_id FROM pinboards WHERE id = $1";
-const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2";
+const DELETE_BOARD: &str = "DELETE FROM pinboards WHERE workspace_id = $1 AND id = $2 \
+     AND ($3 IS NULL OR updated_at = $3)";
+const BOARD_EXISTS: &str = "SELECT 1 FROM pinboards WHERE workspace_id = $1 AND id = $2";
 
 /// [`BOARD_COLUMNS`] with each column qualified by `prefix` (`"p."`), for joins.
 pub(super) fn board_columns_at(prefix: &str) -> String {
@@ -324,7 +342,7 @@ impl<B: Backend> BoardStore for B {
         Ok(new)
     }
 
-    async fn delete_pinboard(&self, ws: &str, id: &str) -> Result<bool> {
+    async fn delete_pinboard(&self, ws: &str, id: &str, since: Option<i64>) -> Result<bool> {
         // The board goes, its placements follow (ON DELETE CASCADE; SQLite's writer
         // connection enforces foreign keys).
         let mut conn = self.writer().await?;
@@ -332,10 +350,19 @@ impl<B: Backend> BoardStore for B {
         let done = B::query(DELETE_BOARD)
             .bind(ws)
             .bind(id)
+            .bind(since)
             .execute(&mut *tx)
             .await?;
         if done != 1 {
-            return Ok(false);
+            let exists = B::query(BOARD_EXISTS)
+                .bind(ws)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            return match exists {
+                Some(_) => Err(board_changed()),
+                None => Ok(false),
+            };
         }
         let event = NewEvent::deleted(
             ws,

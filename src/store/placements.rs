@@ -7,13 +7,31 @@
 
 use super::sql::Begin as _;
 
-use super::boards::{board_missing, board_updated, position_from_row, Placement, Position};
+use super::boards::{
+    board_changed, board_missing, board_updated, position_from_row, Placement, Position,
+};
 use super::sql::{Backend, Record};
 use crate::error::{Error, Result};
 
 /// Decides, inside the write transaction, where a pin goes: given its current position
 /// (`None` when it is being placed) and every other placement of the board.
 pub type Placer<'a> = dyn FnMut(Option<Position>, &[Placement]) -> Result<Position> + Send + 'a;
+
+/// When a placement write happens, and on which state of the board.
+#[derive(Debug, Clone, Copy)]
+pub struct BoardWrite {
+    pub now: i64,
+    /// The board's `updated_at` as the writer last saw it: when the board has moved on
+    /// since, nothing is written ([`board_changed`], 409). `None`: whatever it is now.
+    pub since: Option<i64>,
+}
+
+/// What a placement write left: the pin's position and the board's new `updated_at`.
+#[derive(Debug, Clone, Copy)]
+pub struct Placed {
+    pub position: Position,
+    pub board_updated_at: i64,
+}
 
 /// Where pins sit on boards. Every write is one transaction that touches the board's
 /// `updated_at`.
@@ -25,25 +43,26 @@ pub(crate) trait PlacementStore {
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
+        at: BoardWrite,
         place: &mut Placer<'_>,
-    ) -> Result<Position>;
+    ) -> Result<Placed>;
     /// Moves or resizes a placed pin where `place` says.
     async fn move_placement(
         &self,
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
+        at: BoardWrite,
         place: &mut Placer<'_>,
-    ) -> Result<Position>;
+    ) -> Result<Placed>;
+    /// Takes a pin off the board; the board's new `updated_at`.
     async fn remove_placement(
         &self,
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
-    ) -> Result<()>;
+        at: BoardWrite,
+    ) -> Result<i64>;
 }
 
 fn placement_missing() -> Error {
@@ -70,23 +89,34 @@ const INSERT_PLACEMENT: &str =
 const MOVE_PLACEMENT: &str =
     "UPDATE placements SET x = $3, y = $4, w = $5, h = $6 WHERE pinboard_id = $1 AND pin_id = $2";
 const REMOVE_PLACEMENT: &str = "DELETE FROM placements WHERE pinboard_id = $1 AND pin_id = $2";
-const TOUCH_BOARD: &str =
-    "UPDATE pinboards SET updated_at = CASE WHEN updated_at > $2 THEN updated_at ELSE $2 END WHERE id = $1";
+/// The board's `updated_at` moves strictly forward ([`super::Pinboard::next_updated_at`]).
+const TOUCH_BOARD: &str = "UPDATE pinboards SET updated_at = CASE WHEN updated_at >= $2 \
+     THEN updated_at + 1 ELSE $2 END WHERE id = $1 RETURNING updated_at";
 const PIN_OF_WORKSPACE: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
 
-/// Holds the workspace's board `id` for the rest of the transaction; 404 when absent.
-async fn hold_board<B: Backend>(tx: &mut B::Db, ws: &str, id: &str) -> Result<()> {
+/// Holds the workspace's board `id` for the rest of the transaction; 404 when absent, 409
+/// when its `updated_at` is no longer `since`.
+async fn hold_board<B: Backend>(
+    tx: &mut B::Db,
+    ws: &str,
+    id: &str,
+    since: Option<i64>,
+) -> Result<()> {
     let sql = format!(
-        "SELECT 1 FROM pinboards WHERE workspace_id = $1 AND id = $2{}",
+        "SELECT updated_at FROM pinboards WHERE workspace_id = $1 AND id = $2{}",
         B::FOR_UPDATE
     );
-    B::query(&sql)
+    let row = B::query(&sql)
         .bind(ws)
         .bind(id)
         .fetch_optional(tx)
         .await?
-        .map(|_| ())
-        .ok_or_else(board_missing)
+        .ok_or_else(board_missing)?;
+    let updated_at: i64 = row.get(0)?;
+    match since {
+        Some(since) if since != updated_at => Err(board_changed()),
+        _ => Ok(()),
+    }
 }
 
 async fn placements<B: Backend>(tx: &mut B::Db, board_id: &str) -> Result<Vec<Placement>> {
@@ -105,7 +135,7 @@ async fn placements<B: Backend>(tx: &mut B::Db, board_id: &str) -> Result<Vec<Pl
 }
 
 /// Writes a placement (`sql` is [`INSERT_PLACEMENT`] or [`MOVE_PLACEMENT`]) and touches the
-/// board's `updated_at`.
+/// board's `updated_at`, answering the new one.
 async fn write_position<B: Backend>(
     tx: &mut B::Db,
     sql: &str,
@@ -113,7 +143,7 @@ async fn write_position<B: Backend>(
     pin_id: &str,
     at: Position,
     now: i64,
-) -> Result<()> {
+) -> Result<i64> {
     B::query(sql)
         .bind(board_id)
         .bind(pin_id)
@@ -141,13 +171,15 @@ async fn commit_board<B: Backend>(
     Ok(())
 }
 
-async fn touch_board<B: Backend>(tx: &mut B::Db, board_id: &str, now: i64) -> Result<()> {
-    B::query(TOUCH_BOARD)
+/// Moves the board's `updated_at` on; the new one.
+async fn touch_board<B: Backend>(tx: &mut B::Db, board_id: &str, now: i64) -> Result<i64> {
+    let row = B::query(TOUCH_BOARD)
         .bind(board_id)
         .bind(now)
-        .execute(tx)
-        .await?;
-    Ok(())
+        .fetch_optional(tx)
+        .await?
+        .ok_or_else(board_missing)?;
+    Ok(row.get(0)?)
 }
 
 /// Splits a board's placements into the one of `pin_id` and the others.
@@ -173,12 +205,12 @@ impl<B: Backend> PlacementStore for B {
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
+        at: BoardWrite,
         place: &mut Placer<'_>,
-    ) -> Result<Position> {
+    ) -> Result<Placed> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        hold_board::<B>(&mut *tx, ws, board_id).await?;
+        hold_board::<B>(&mut *tx, ws, board_id, at.since).await?;
         let sql = format!("{PIN_OF_WORKSPACE}{}", B::FOR_KEY_SHARE);
         B::query(&sql)
             .bind(ws)
@@ -191,10 +223,21 @@ impl<B: Backend> PlacementStore for B {
         if current.is_some() {
             return Err(already_placed());
         }
-        let at = place(None, &others)?;
-        write_position::<B>(&mut *tx, INSERT_PLACEMENT, board_id, pin_id, at, now).await?;
+        let position = place(None, &others)?;
+        let board_updated_at = write_position::<B>(
+            &mut *tx,
+            INSERT_PLACEMENT,
+            board_id,
+            pin_id,
+            position,
+            at.now,
+        )
+        .await?;
         commit_board(self, tx, ws, board_id).await?;
-        Ok(at)
+        Ok(Placed {
+            position,
+            board_updated_at,
+        })
     }
 
     async fn move_placement(
@@ -202,19 +245,24 @@ impl<B: Backend> PlacementStore for B {
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
+        at: BoardWrite,
         place: &mut Placer<'_>,
-    ) -> Result<Position> {
+    ) -> Result<Placed> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        hold_board::<B>(&mut *tx, ws, board_id).await?;
+        hold_board::<B>(&mut *tx, ws, board_id, at.since).await?;
         let (current, others) =
             split_placements(placements::<B>(&mut *tx, board_id).await?, pin_id);
         let current = current.ok_or_else(placement_missing)?;
-        let at = place(Some(current), &others)?;
-        write_position::<B>(&mut *tx, MOVE_PLACEMENT, board_id, pin_id, at, now).await?;
+        let position = place(Some(current), &others)?;
+        let board_updated_at =
+            write_position::<B>(&mut *tx, MOVE_PLACEMENT, board_id, pin_id, position, at.now)
+                .await?;
         commit_board(self, tx, ws, board_id).await?;
-        Ok(at)
+        Ok(Placed {
+            position,
+            board_updated_at,
+        })
     }
 
     async fn remove_placement(
@@ -222,11 +270,11 @@ impl<B: Backend> PlacementStore for B {
         ws: &str,
         board_id: &str,
         pin_id: &str,
-        now: i64,
-    ) -> Result<()> {
+        at: BoardWrite,
+    ) -> Result<i64> {
         let mut conn = self.writer().await?;
         let mut tx = conn.begin().await?;
-        hold_board::<B>(&mut *tx, ws, board_id).await?;
+        hold_board::<B>(&mut *tx, ws, board_id, at.since).await?;
         let done = B::query(REMOVE_PLACEMENT)
             .bind(board_id)
             .bind(pin_id)
@@ -235,7 +283,8 @@ impl<B: Backend> PlacementStore for B {
         if done == 0 {
             return Err(placement_missing());
         }
-        touch_board::<B>(&mut *tx, board_id, now).await?;
-        commit_board(self, tx, ws, board_id).await
+        let board_updated_at = touch_board::<B>(&mut *tx, board_id, at.now).await?;
+        commit_board(self, tx, ws, board_id).await?;
+        Ok(board_updated_at)
     }
 }

@@ -33,6 +33,7 @@ use super::{html, login::refuse_cross_site, not_found, see_other, session::Maybe
 use crate::{
     app::AppState,
     auth::{authorize, sessions::SignedIn, Access, Principal, Reach, Scope},
+    clock,
     error::{Error, Result},
     pinboards::{
         collaborators::{self, AddBody, CollaboratorRecord, RoleBody},
@@ -132,20 +133,14 @@ async fn version_of(state: &AppState, me: &Principal, id: &str) -> Result<String
     Ok(ops::get(state, me, id).await?.board.updated_at)
 }
 
-/// 409 when board `id` changed since the page showed it at `version`.
-async fn unchanged_since(state: &AppState, me: &Principal, id: &str, version: &str) -> Result<()> {
-    if version.is_empty() || version.len() > 64 {
-        return Err(Error::validation(
-            "version",
-            "the board's version as the page showed it",
-        ));
-    }
-    if version_of(state, me, id).await? != version {
-        return Err(Error::Conflict(
-            "the board changed since this page showed it (someone else edited it)".into(),
-        ));
-    }
-    Ok(())
+/// The board's version a form carries (its `updated_at` as the page showed it), for the
+/// operation to compare inside its write: 409 when the board moved on since.
+fn since(version: &str) -> Result<Option<i64>> {
+    chrono::DateTime::parse_from_rfc3339(version)
+        .ok()
+        .filter(|_| version.len() <= 64)
+        .map(|at| Some(at.timestamp_millis()))
+        .ok_or_else(|| Error::validation("version", "the board's version as the page showed it"))
 }
 
 /// What a change came to.
@@ -214,8 +209,23 @@ impl Change {
         }
     }
 
-    fn unreadable(&self) -> Response {
-        self.answer(Err(Error::validation("body", "a form of this page")))
+    /// [`Change::open`], then the request's form (refused as the envelope or a page when
+    /// it is not a form of this page).
+    async fn with_form<F: DeserializeOwned>(
+        state: &AppState,
+        who: Option<SignedIn>,
+        headers: &HeaderMap,
+        back: &str,
+        body: Body,
+    ) -> std::result::Result<(Change, F), Box<Response>> {
+        let change = Change::open(state, who, headers, back)?;
+        match read_form::<F>(body).await {
+            Some(form) => Ok((change, form)),
+            None => {
+                let refused = Error::validation("body", "a form of this page");
+                Err(Box::new(change.answer(Err(refused))))
+            }
+        }
     }
 }
 
@@ -259,13 +269,11 @@ pub(super) async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let change = match Change::open(&state, who, &headers, "/boards") {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<NewBoardForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<NewBoardForm>(&state, who, &headers, "/boards", body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = authorize(
             &state,
@@ -303,23 +311,21 @@ async fn settings(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?edit=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<SettingsForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<SettingsForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
-        unchanged_since(&state, &me, &id, &form.version).await?;
+        let since = since(&form.version)?;
         let update = UpdateBoardBody {
             title: Some(Some(form.title)),
             description: Some(given(form.description)),
             tags: None,
             is_public: None,
         };
-        let board = ops::update(&state, &me, &id, update).await?;
+        let board = ops::update(&state, &me, &id, update, since).await?;
         Ok::<_, Error>(Done::Board {
             version: board.updated_at,
             back,
@@ -344,23 +350,22 @@ async fn delete(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let change = match Change::open(&state, who, &headers, &board_path(&id, "?edit=1")) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<DeleteForm>(body).await else {
-        return change.unreadable();
-    };
+    let back = board_path(&id, "?edit=1");
+    let (change, form) =
+        match Change::with_form::<DeleteForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
-        unchanged_since(&state, &me, &id, &form.version).await?;
+        let since = since(&form.version)?;
         if form.confirm != "yes" {
             return Err(Error::validation(
                 "confirm",
                 "ticked: deleting a board can't be undone",
             ));
         }
-        ops::delete(&state, &me, &id).await?;
+        ops::delete(&state, &me, &id, since).await?;
         Ok::<_, Error>(Done::Go("/boards".to_owned()))
     };
     change.answer(done.await)
@@ -385,13 +390,11 @@ async fn share(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?share=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<ShareForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<ShareForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinsShare).await?;
         let body = ShareBody {
@@ -426,23 +429,21 @@ async fn place(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?edit=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<PlaceForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<PlaceForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
-        unchanged_since(&state, &me, &id, &form.version).await?;
+        let since = since(&form.version)?;
         let body = PlaceBody {
             pin_id: form.pin_id,
             position: None,
         };
-        ops::place(&state, &me, &id, body).await?;
+        let placed = ops::place(&state, &me, &id, body, since).await?;
         Ok::<_, Error>(Done::Board {
-            version: version_of(&state, &me, &id).await?,
+            version: clock::iso(placed.board_updated_at),
             back,
         })
     };
@@ -469,16 +470,14 @@ async fn move_pin(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?edit=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<MoveForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<MoveForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
-        unchanged_since(&state, &me, &id, &form.version).await?;
+        let since = since(&form.version)?;
         let mut position = serde_json::Map::new();
         for (name, value) in [("x", form.x), ("y", form.y), ("w", form.w), ("h", form.h)] {
             if let Some(value) = value {
@@ -488,9 +487,9 @@ async fn move_pin(
         let body = MoveBody {
             position: position.into(),
         };
-        ops::move_pin(&state, &me, &id, &pin_id, body).await?;
+        let moved = ops::move_pin(&state, &me, &id, &pin_id, body, since).await?;
         Ok::<_, Error>(Done::Board {
-            version: version_of(&state, &me, &id).await?,
+            version: clock::iso(moved.board_updated_at),
             back,
         })
     };
@@ -513,19 +512,17 @@ async fn unplace(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?edit=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<VersionForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<VersionForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsWrite).await?;
-        unchanged_since(&state, &me, &id, &form.version).await?;
-        ops::unplace(&state, &me, &id, &pin_id).await?;
+        let since = since(&form.version)?;
+        let removed = ops::unplace(&state, &me, &id, &pin_id, since).await?;
         Ok::<_, Error>(Done::Board {
-            version: version_of(&state, &me, &id).await?,
+            version: clock::iso(removed.board_updated_at),
             back,
         })
     };
@@ -549,13 +546,11 @@ async fn invite(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?share=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<InviteForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<InviteForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsInvite).await?;
         let email = form.email.trim();
@@ -591,13 +586,11 @@ async fn change_role(
     body: Body,
 ) -> Response {
     let back = board_path(&id, "?share=1");
-    let change = match Change::open(&state, who, &headers, &back) {
-        Ok(change) => change,
-        Err(refused) => return *refused,
-    };
-    let Some(form) = read_form::<RoleForm>(body).await else {
-        return change.unreadable();
-    };
+    let (change, form) =
+        match Change::with_form::<RoleForm>(&state, who, &headers, &back, body).await {
+            Ok(opened) => opened,
+            Err(refused) => return *refused,
+        };
     let done = async {
         let me = acting(&state, &change.who, &id, Scope::PinboardsInvite).await?;
         let body = RoleBody { role: form.role };

@@ -6,42 +6,19 @@
 //! in through the test's identity provider once (so they exist with their role) and get a
 //! web session; each scenario on both stores.
 
-use reqwest::{header, redirect::Policy, Method, StatusCode};
+use reqwest::{header, Method};
 use serde_json::{json, Value};
 
 use crate::{
     helpers::{event_stream, stat_cards},
     idp::{self, claims, IdpApp},
+    pages::{browser_client, inline_code, Page},
 };
 
 /// A server with the provider's tokens, and a browser-like client that follows no redirects.
 struct Web {
     idp: IdpApp,
     client: reqwest::Client,
-}
-
-/// A whole response: status, headers and body text.
-struct Page {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: String,
-}
-
-impl Page {
-    fn location(&self) -> &str {
-        self.headers[header::LOCATION].to_str().unwrap()
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("not JSON: {}", self.body))
-    }
-
-    fn is_html(&self) -> bool {
-        self.headers[header::CONTENT_TYPE]
-            .to_str()
-            .unwrap()
-            .starts_with("text/html")
-    }
 }
 
 /// How a POST is sent: as the page's form (a browser's navigation) or by its script.
@@ -55,11 +32,10 @@ enum Sent<'a> {
 impl Web {
     async fn start(postgres: bool) -> Web {
         let idp = IdpApp::start(postgres, "RS256", "").await;
-        let client = reqwest::Client::builder()
-            .redirect(Policy::none())
-            .build()
-            .unwrap();
-        Web { idp, client }
+        Web {
+            idp,
+            client: browser_client(),
+        }
     }
 
     fn base(&self) -> &str {
@@ -82,17 +58,9 @@ impl Web {
         format!("corkboard_session={}", id.as_str())
     }
 
-    async fn read(res: reqwest::Response) -> Page {
-        Page {
-            status: res.status(),
-            headers: res.headers().clone(),
-            body: res.text().await.unwrap(),
-        }
-    }
-
     async fn get(&self, path: &str, cookie: &str) -> Page {
         let req = self.client.get(format!("{}{path}", self.base()));
-        Self::read(req.header(header::COOKIE, cookie).send().await.unwrap()).await
+        Page::read(req.header(header::COOKIE, cookie).send().await.unwrap()).await
     }
 
     async fn post(
@@ -119,7 +87,7 @@ impl Web {
         if let Sent::Script = how {
             req = req.header(header::ACCEPT, "application/json");
         }
-        Self::read(req.send().await.unwrap()).await
+        Page::read(req.send().await.unwrap()).await
     }
 
     /// The board as the API reads it (the `*` key).
@@ -180,15 +148,6 @@ impl Web {
             .await
             .expect(200);
     }
-}
-
-/// Whether `html` has an inline event handler (` onclick=`, ...) or inline script.
-fn inline_code(html: &str) -> bool {
-    html.contains("<script>")
-        || html.split(" on").skip(1).any(|rest| {
-            let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
-            !name.is_empty() && rest[name.len()..].starts_with('=')
-        })
 }
 
 /// The start tag of the element whose attributes include `marker`.
@@ -300,7 +259,7 @@ web_stores! {
         assert_eq!(added.status, 200, "{}", added.body);
         let after_add = added.json()["version"].as_str().unwrap().to_owned();
         assert_eq!(web.board(&id).await["updated_at"], json!(after_add));
-        assert!(after_add >= version);
+        assert!(after_add > version, "{after_add} after {version}");
         let layout = web.layout(&id).await;
         assert_eq!(layout.len(), 3);
         assert!(layout.iter().any(|(pin, _)| *pin == third));
@@ -390,6 +349,66 @@ web_stores! {
         web.idp.app.get(&format!("/v1/pins/{first}")).await.expect(200);
     }
 
+    async fn edits_from_one_version_make_one_change(web) {
+        // Editors whose pages show the same version race: the board takes exactly one of
+        // their changes, the rest are told it changed (the version is compared inside the
+        // write, not read before it).
+        let id = web.new_board("Raced").await;
+        let pins = [web.pin("A", &[]).await, web.pin("B", &[]).await, web.pin("C", &[]).await];
+        for pin in &pins {
+            web.place(&id, pin).await;
+        }
+        let editor = web.session("eddie", "default", "editor").await;
+        let version = web.board(&id).await["updated_at"].as_str().unwrap().to_owned();
+        let moves = (0..8).map(|i| {
+            let path = format!("/boards/{id}/pins/{}/remove", pins[i % 3]);
+            let (web, editor, version) = (&web, &editor, &version);
+            async move {
+                web.post(&path, Some(editor), &[("version", version)], Sent::Script).await
+            }
+        });
+        let renames = (0..4).map(|i| {
+            let path = format!("/boards/{id}/settings");
+            let title = format!("Raced {i}");
+            let (web, editor, version) = (&web, &editor, &version);
+            async move {
+                web.post(&path, Some(editor), &[("title", &title), ("version", version)], Sent::Script)
+                    .await
+            }
+        });
+        let (moved, renamed) =
+            tokio::join!(futures::future::join_all(moves), futures::future::join_all(renames));
+        let answers: Vec<&Page> = moved.iter().chain(&renamed).collect();
+        let won: Vec<&&Page> = answers.iter().filter(|a| a.status == 200).collect();
+        assert_eq!(won.len(), 1, "{:?}", answers.iter().map(|a| (a.status, &a.body)).collect::<Vec<_>>());
+        for lost in answers.iter().filter(|a| a.status != 200) {
+            assert_eq!(lost.status, 409, "{}", lost.body);
+            assert_eq!(lost.json()["error"]["code"], json!("CONFLICT"));
+        }
+        let board = web.board(&id).await;
+        assert_eq!(board["updated_at"], won[0].json()["version"], "the winner's version is the board's");
+        let changed = usize::from(board["title"] != json!("Raced")) + (3 - board["pins"].as_array().unwrap().len());
+        assert_eq!(changed, 1, "one change landed: {board}");
+
+        // Back to back, each change gets a version of its own (never the one before it,
+        // even within a millisecond), and a delete from an old one deletes nothing.
+        let mut version = board["updated_at"].as_str().unwrap().to_owned();
+        let first = web.board(&id).await["pins"][0]["pin_id"].as_str().unwrap().to_owned();
+        let old = version.clone();
+        for y in [10, 12, 14, 16] {
+            let path = format!("/boards/{id}/pins/{first}");
+            let moved = web.post(&path, Some(&editor), &[("y", &y.to_string()), ("version", &version)], Sent::Script).await;
+            assert_eq!(moved.status, 200, "{}", moved.body);
+            let next = moved.json()["version"].as_str().unwrap().to_owned();
+            assert!(next > version, "{next} after {version}");
+            version = next;
+        }
+        let path = format!("/boards/{id}/delete");
+        let stale = web.post(&path, Some(&editor), &[("confirm", "yes"), ("version", &old)], Sent::Script).await;
+        assert_eq!(stale.status, 409, "{}", stale.body);
+        web.idp.app.get(&format!("/v1/pinboards/{id}")).await.expect(200);
+    }
+
     async fn viewers_strangers_and_other_sites_change_nothing(web) {
         let id = web.new_board("Guarded").await;
         let pin = web.pin("Revenue", &[]).await;
@@ -423,8 +442,13 @@ web_stores! {
         // Another workspace's owner: the 404 page, as for a board that doesn't exist.
         let stranger = web.session("otto", "elsewhere", "owner").await;
         let missing = web.get("/boards/pb-missing", &stranger).await;
-        for path in [move_path.clone(), format!("/boards/{id}/settings"), format!("/boards/{id}/delete")] {
-            let refused = web.post(&path, Some(&stranger), &moved, Sent::Form).await;
+        let tries: [(String, &[(&str, &str)]); 3] = [
+            (move_path.clone(), &moved),
+            (format!("/boards/{id}/settings"), &renamed),
+            (format!("/boards/{id}/delete"), &confirmed),
+        ];
+        for (path, form) in tries {
+            let refused = web.post(&path, Some(&stranger), form, Sent::Form).await;
             assert_eq!(refused.status, 404, "{path}");
             assert_eq!(refused.body, missing.body);
         }
