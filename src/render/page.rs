@@ -346,19 +346,28 @@ pub fn signed_out_page() -> Page {
 
 /// The bar of a signed-in user's pages: who they are, their boards, and a sign-out button
 /// (a form posting to `/logout`, so the page's policy allows forms to this site).
-fn account_bar(name: &str) -> String {
-    format!(
-        "<nav class=\"account\"><span>{}</span><a href=\"/boards\">Boards</a>\
-         <form method=\"post\" action=\"/logout\"><button type=\"submit\">Sign out</button></form></nav>",
-        esc(name)
-    )
+/// The signed-in user's bar: their name, the app's sections (People and Keys for an owner,
+/// as the settings pages' bar offers them) and sign-out.
+fn account_bar(name: &str, owner: bool) -> String {
+    maud::html! {
+        nav.account {
+            span { (name) }
+            a href="/boards" { "Boards" }
+            @if owner {
+                a href="/settings/people" { "People" }
+                a href="/settings/keys" { "Keys" }
+            }
+            form method="post" action="/logout" { button type="submit" { "Sign out" } }
+        }
+    }
+    .into_string()
 }
 
 /// `page` as a signed-in user's page: their bar above it, forms allowed to this site, and
 /// the referrer policy `same-origin` (under `no-referrer` a browser sends `Origin: null` with
 /// the sign-out form, which `POST /logout` must refuse).
-pub fn with_account(mut page: Page, name: &str) -> Page {
-    let bar = account_bar(name);
+pub fn with_account(mut page: Page, name: &str, owner: bool) -> Page {
+    let bar = account_bar(name, owner);
     let body = format!("{bar}{}", page.fragment);
     page.html = page.html.replacen(&page.fragment, &body, 1).replacen(
         "<meta name=\"referrer\" content=\"no-referrer\">",
@@ -385,7 +394,7 @@ pub fn following(mut page: Page, base: &str) -> Page {
 /// `GET /boards`: the boards a signed-in user may read, newest change first, each with its
 /// last update time; `new_board` (the "New board" form, HTML) above them for a user who may
 /// make one. Without boards, the empty state says so.
-pub fn boards_page(name: &str, boards: &[Pinboard], new_board: Option<&str>) -> Page {
+pub fn boards_page(name: &str, owner: bool, boards: &[Pinboard], new_board: Option<&str>) -> Page {
     let list = maud::html! {
         @if boards.is_empty() {
             div.empty {
@@ -408,6 +417,7 @@ pub fn boards_page(name: &str, boards: &[Pinboard], new_board: Option<&str>) -> 
     with_styles(with_account(
         page("Boards", body.into_string(), "", true, &View::default()),
         name,
+        owner,
     ))
 }
 

@@ -44,9 +44,10 @@ pub(super) async fn list(
                 .as_ref()
                 .is_some_and(|who| who.principal.scopes.allows(Scope::PinboardsWrite));
             let form = creates.then(|| editor::new_board_form(boards.is_empty()));
+            let owner = who.as_ref().is_some_and(owns);
             let name = who.map(|who| who.name).unwrap_or_default();
             html(
-                render::boards_page(&name, &boards, form.as_deref()),
+                render::boards_page(&name, owner, &boards, form.as_deref()),
                 StatusCode::OK,
             )
         }
@@ -156,8 +157,15 @@ fn board_page(shown: &PageView, id: &str, who: Option<SignedIn>, kiosk: bool) ->
         render::view_page(shown, id, kiosk),
         &format!("/boards/{id}"),
     );
+    let owner = who.as_ref().is_some_and(owns);
     let name = who.map(|who| who.name).unwrap_or_default();
-    render::with_account(page, &name)
+    render::with_account(page, &name, owner)
+}
+
+/// Whether the bar offers `who` the owners' sections (People, Keys), as the settings
+/// pages' bar does.
+fn owns(who: &SignedIn) -> bool {
+    who.principal.scopes.allows(Scope::All)
 }
 
 /// `GET /boards/{id}/events`: the board's events (its changes and those of its pins) for a

@@ -14,8 +14,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::{
-    html,
-    layout::{self, Section, Shell},
+    layout::{self, Section},
     local::{read_form, UNREADABLE},
     login::refuse_cross_site,
     not_found, see_other,
@@ -215,15 +214,7 @@ async fn keys_page(
         (generate_form(state, who, shown.form))
         (keys_table(&keys))
     };
-    let shell = Shell {
-        title: "API keys",
-        user: Some(&who.name),
-        current: Some(Section::Keys),
-        owner: true,
-    };
-    let mut page = layout::page(&shell, main);
-    page.found = status == StatusCode::OK;
-    html(page, status)
+    layout::owner_page("API keys", Section::Keys, who, main, status)
 }
 
 /// `GET /settings/keys`.

@@ -10,14 +10,14 @@
 use std::sync::OnceLock;
 
 use axum::{
-    http::header,
+    http::{header, StatusCode},
     response::{IntoResponse, Response},
 };
 use base64::{engine::general_purpose::STANDARD, Engine};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
-use crate::render::Page;
+use crate::{auth::sessions::SignedIn, render::Page};
 
 const CSS: &str = "\
 :root{color-scheme:light dark;--bg:#f4f5f7;--fg:#111;--card:#fff;--line:#e5e7eb;--soft:#eef0f3;--muted:#555;--accent:#2563eb;--bad:#dc2626;--good:#047857;\
@@ -155,8 +155,6 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
                 meta name="viewport" content="width=device-width,initial-scale=1";
                 meta name="robots" content="noindex";
                 meta name="referrer" content="same-origin";
-                // No icon: a browser asks for /favicon.ico otherwise, a 404 in its console.
-                link rel="icon" href="data:,";
                 title { (shell.title) " · Corkboard" }
                 style { (PreEscaped(CSS)) }
                 script src=(script_path()) defer {}
@@ -175,6 +173,26 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
             style_hash()
         ),
     }
+}
+
+/// A page of an owner's section (`/settings/...`) for `who`, answered with `status` (a
+/// form's refusal is not found: nothing was done).
+pub(crate) fn owner_page(
+    title: &str,
+    current: Section,
+    who: &SignedIn,
+    main: Markup,
+    status: StatusCode,
+) -> Response {
+    let shell = Shell {
+        title,
+        user: Some(&who.name),
+        current: Some(current),
+        owner: true,
+    };
+    let mut page = page(&shell, main);
+    page.found = status == StatusCode::OK;
+    super::html(page, status)
 }
 
 /// A notice above a page's content (what was just done).
