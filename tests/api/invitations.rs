@@ -4,7 +4,7 @@
 //! user's first sign-in. Each scenario on both stores; forms are posted as a browser posts
 //! them, with this site's `Origin`.
 
-use reqwest::{header, redirect::Policy, Method, StatusCode};
+use reqwest::{header, Method};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -12,49 +12,11 @@ use crate::{
     both_stores,
     helpers::{call, TestApp},
     idp,
+    pages::{browser_client, inline_code, Page},
 };
 
 pub const PASSWORD: &str = "correct horse battery";
 pub const OWNER: &str = "owner@example.test";
-
-/// A whole page: status, headers and body text.
-pub struct Page {
-    pub status: StatusCode,
-    pub headers: header::HeaderMap,
-    pub body: String,
-}
-
-impl Page {
-    pub fn location(&self) -> &str {
-        self.headers[header::LOCATION].to_str().unwrap()
-    }
-
-    /// The session cookie set (`name=value`).
-    pub fn session(&self) -> String {
-        self.headers
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .map(|v| v.to_str().unwrap().to_owned())
-            .find(|v| v.starts_with("corkboard_session=") && !v.contains("Max-Age=0"))
-            .unwrap_or_else(|| panic!("no session cookie: {:?}", self.headers))
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned()
-    }
-
-    /// The value of the read-only field `id` (a secret shown once).
-    pub fn field(&self, id: &str) -> String {
-        let at = self
-            .body
-            .find(&format!("id=\"{id}\""))
-            .unwrap_or_else(|| panic!("no field {id}: {}", self.body));
-        let rest = &self.body[at..];
-        let value = rest.find("value=\"").unwrap() + 7;
-        let end = rest[value..].find('"').unwrap();
-        rest[value..value + end].to_owned()
-    }
-}
 
 /// A browser-like client (no redirects followed) of a server.
 pub struct Browser {
@@ -64,29 +26,18 @@ pub struct Browser {
 impl Default for Browser {
     fn default() -> Self {
         Browser {
-            client: reqwest::Client::builder()
-                .redirect(Policy::none())
-                .build()
-                .unwrap(),
+            client: browser_client(),
         }
     }
 }
 
 impl Browser {
-    async fn read(res: reqwest::Response) -> Page {
-        Page {
-            status: res.status(),
-            headers: res.headers().clone(),
-            body: res.text().await.unwrap(),
-        }
-    }
-
     pub async fn get(&self, app: &TestApp, path: &str, cookie: Option<&str>) -> Page {
         let mut req = self.client.get(format!("{}{path}", app.base));
         if let Some(cookie) = cookie {
             req = req.header(header::COOKIE, cookie);
         }
-        Self::read(req.send().await.unwrap()).await
+        Page::read(req.send().await.unwrap()).await
     }
 
     /// Posts `form` to `path` from `origin` (none: no `Origin` header).
@@ -109,7 +60,7 @@ impl Browser {
         if let Some(cookie) = cookie {
             req = req.header(header::COOKIE, cookie);
         }
-        Self::read(req.send().await.unwrap()).await
+        Page::read(req.send().await.unwrap()).await
     }
 
     /// Posts `form` to `path` from this site.
@@ -172,15 +123,6 @@ pub async fn invite(app: &TestApp, key: &str, email: &str, role: &str) -> (Strin
         data["id"].as_str().unwrap().to_owned(),
         data["url"].as_str().unwrap().to_owned(),
     )
-}
-
-/// Whether `html` has an inline event handler or script.
-pub fn inline_code(html: &str) -> bool {
-    let handler = html.split(" on").skip(1).any(|rest| {
-        let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
-        !name.is_empty() && rest[name.len()..].starts_with('=')
-    });
-    handler || html.contains("<script>") || html.contains("javascript:")
 }
 
 both_stores! {

@@ -3,12 +3,13 @@
 //! guard (10 failures in 15 minutes per client address or per account). Each scenario on
 //! both stores; forms are posted as a browser posts them, with this site's `Origin`.
 
-use reqwest::{header, redirect::Policy, StatusCode};
+use reqwest::header;
 use serde_json::json;
 
 use crate::{
     cli,
     helpers::{call, TestApp},
+    pages::{browser_client, inline_code, Page},
 };
 
 const PASSWORD: &str = "correct horse battery";
@@ -22,34 +23,6 @@ struct Local {
     client: reqwest::Client,
 }
 
-/// A whole response: status, headers and body text.
-struct Page {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: String,
-}
-
-impl Page {
-    fn location(&self) -> &str {
-        self.headers[header::LOCATION].to_str().unwrap()
-    }
-
-    /// The session cookie set (`name=value`), asserting its attributes.
-    fn session(&self) -> String {
-        let set = self
-            .headers
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .map(|v| v.to_str().unwrap().to_owned())
-            .find(|v| v.starts_with("corkboard_session="))
-            .unwrap_or_else(|| panic!("no session cookie: {:?}", self.headers));
-        for part in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=43200"] {
-            assert!(set.contains(part), "{set}");
-        }
-        set.split(';').next().unwrap().to_owned()
-    }
-}
-
 impl Local {
     async fn start(postgres: bool, config: &str) -> Local {
         let app = if postgres {
@@ -57,18 +30,9 @@ impl Local {
         } else {
             TestApp::sqlite_with(config).await
         };
-        let client = reqwest::Client::builder()
-            .redirect(Policy::none())
-            .build()
-            .unwrap();
-        Local { app, client }
-    }
-
-    async fn read(res: reqwest::Response) -> Page {
-        Page {
-            status: res.status(),
-            headers: res.headers().clone(),
-            body: res.text().await.unwrap(),
+        Local {
+            app,
+            client: browser_client(),
         }
     }
 
@@ -77,7 +41,7 @@ impl Local {
         if let Some(cookie) = cookie {
             req = req.header(header::COOKIE, cookie);
         }
-        Self::read(req.send().await.unwrap()).await
+        Page::read(req.send().await.unwrap()).await
     }
 
     /// Posts `form` to `path` from `origin`, as the client `address`.
@@ -97,7 +61,7 @@ impl Local {
             .send()
             .await
             .unwrap();
-        Self::read(res).await
+        Page::read(res).await
     }
 
     /// Posts `form` to `path` from this site.
@@ -149,14 +113,6 @@ impl Local {
     }
 }
 
-/// Whether `html` has an inline event handler (` onclick=`, ` onsubmit=`, ...).
-fn inline_handler(html: &str) -> bool {
-    html.split(" on").skip(1).any(|rest| {
-        let name: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
-        !name.is_empty() && rest[name.len()..].starts_with('=')
-    })
-}
-
 macro_rules! local_stores {
     ($(async fn $name:ident($local:ident) $body:block)*) => {$(
         mod $name {
@@ -189,7 +145,7 @@ local_stores! {
         assert_eq!(form.headers[header::REFERRER_POLICY], "same-origin");
         assert_eq!(form.headers["x-frame-options"], "DENY");
         assert!(form.body.contains(&format!("action=\"{path}\"")) && form.body.contains("name=\"confirm\""), "{}", form.body);
-        assert!(!form.body.contains("<script") && !inline_handler(&form.body), "{}", form.body);
+        assert!(!form.body.contains("<script") && !inline_code(&form.body), "{}", form.body);
 
         // A cross-site post is refused, and the link still works.
         let fields = [("name", "Mallory"), ("email", "m@evil.test"), ("password", PASSWORD), ("confirm", PASSWORD)];
@@ -224,6 +180,10 @@ local_stores! {
         let done = local.post(&path, &[("name", "Olga Owner"), ("email", "Owner@Example.test"), ("password", PASSWORD), ("confirm", PASSWORD)]).await;
         assert_eq!(done.status, 303, "{}", done.body);
         assert_eq!(done.location(), "/boards");
+        let set = done.session_set();
+        for part in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=43200"] {
+            assert!(set.contains(part), "{set}");
+        }
         let cookie = done.session();
         let boards = local.get("/boards", Some(&cookie)).await;
         assert_eq!(boards.status, 200);
@@ -393,10 +353,7 @@ async fn printed_links(store: cli::Store) {
     let first = server
         .printed("setup link", |l| l.starts_with(&format!("{base}/setup/")))
         .await;
-    let client = reqwest::Client::builder()
-        .redirect(Policy::none())
-        .build()
-        .unwrap();
+    let client = browser_client();
     let status = |url: String| {
         let client = client.clone();
         async move { client.get(url).send().await.unwrap().status().as_u16() }

@@ -33,6 +33,7 @@ mod metrics;
 mod openapi;
 mod ops;
 mod outage;
+mod pages;
 mod pin_types;
 mod pinboards;
 mod pins;

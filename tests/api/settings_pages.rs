@@ -9,7 +9,8 @@ use serde_json::json;
 use crate::{
     both_stores,
     helpers::call,
-    invitations::{inline_code, invite, Browser, OWNER},
+    invitations::{invite, Browser, OWNER},
+    pages::inline_code,
 };
 
 both_stores! {
