@@ -129,7 +129,7 @@ pub fn with_link_card(mut page: super::Page, card: &LinkCard) -> super::Page {
     page
 }
 
-/// The PNG of a board (its cards on the grid) or a pin (one card across the picture).
+/// The PNG of a board (its cards on the grid) or a pin (one card filling the picture).
 pub fn png(view: &PageView) -> Result<Vec<u8>, PreviewError> {
     rasterise(&svg_of(view))
 }
@@ -147,7 +147,7 @@ fn svg_of(view: &PageView) -> String {
                 x: 0,
                 y: 0,
                 w: 12,
-                h: 1,
+                h: 4,
             };
             picture(pin_title(&p.pin), &[(&p.pin, whole)])
         }

@@ -100,11 +100,14 @@ fn script_path() -> &'static str {
     PATH.get_or_init(|| hashed("docs", DOCS_JS))
 }
 
-const JS_HEADERS: [(header::HeaderName, &str); 3] = [
-    (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-    (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
-    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-];
+/// A script's headers: immutable (a new script has a new name).
+fn js_headers() -> [(header::HeaderName, &'static str); 3] {
+    [
+        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+        (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ]
+}
 
 /// Whether the request's `Accept-Encoding` takes gzip (not refused with `q=0`).
 fn accepts_gzip(headers: &HeaderMap) -> bool {
@@ -116,7 +119,11 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
         .any(|coding| {
             let mut parts = coding.split(';').map(str::trim);
             let name = parts.next().unwrap_or("");
-            let refused = parts.any(|p| p.replace(' ', "") == "q=0" || p == "q=0.0");
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
             (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
         })
 }
@@ -126,15 +133,15 @@ async fn redoc(headers: HeaderMap) -> Response {
     let vary = (header::VARY, HeaderValue::from_static("accept-encoding"));
     if accepts_gzip(&headers) {
         let gzip = (header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-        (JS_HEADERS, [vary, gzip], redoc_gzip()).into_response()
+        (js_headers(), [vary, gzip], redoc_gzip()).into_response()
     } else {
-        (JS_HEADERS, [vary], redoc_text()).into_response()
+        (js_headers(), [vary], redoc_text()).into_response()
     }
 }
 
 /// `GET /assets/docs-<hash>.js`.
 async fn script() -> Response {
-    (JS_HEADERS, DOCS_JS).into_response()
+    (js_headers(), DOCS_JS).into_response()
 }
 
 fn style_hash() -> &'static str {
@@ -228,6 +235,7 @@ mod tests {
         assert!(with("gzip, deflate, br"));
         assert!(with("br;q=1.0, GZIP;q=0.5"));
         assert!(!with("gzip;q=0, br"));
+        assert!(!with("gzip; q=0.000"));
         assert!(!with("identity"));
         assert!(!accepts_gzip(&HeaderMap::new()));
         let mut plain = Vec::new();
