@@ -103,7 +103,7 @@ both_stores! {
         assert!(head.contains("og:image"), "the tags are in the head");
         // The fragment the page script swaps in has no head, so no tags.
         let (_, _, fragment) = fetch(&app, &format!("/share/{board}/fragment"), None).await;
-        assert!(!String::from_utf8(fragment).unwrap().contains("og:"));
+        assert!(!String::from_utf8(fragment).unwrap().contains("og:image"));
 
         let (status, headers, png) = fetch(&app, &format!("/share/{board}.png"), None).await;
         assert_eq!(status, 200);
@@ -136,7 +136,7 @@ both_stores! {
         let private = new_board(&app, "private").await;
         let (status, _, page) = fetch(&app, &format!("/share/{private}"), None).await;
         assert_eq!(status, 404);
-        assert!(!String::from_utf8(page).unwrap().contains("og:"), "the 404 page has no tags");
+        assert!(!String::from_utf8(page).unwrap().contains("og:image"), "the 404 page has no tags");
         assert_no_picture(&app, &private, None).await;
         assert_no_picture(&app, &private, Some(&app.key)).await;
         let private_pin = app.create_pin(&stat_cards("secret")).await["pin_id"].as_str().unwrap().to_owned();
