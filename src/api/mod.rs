@@ -18,6 +18,7 @@ mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
+mod preview;
 mod query;
 mod roles;
 mod share;

@@ -232,14 +232,27 @@ async fn visitor(state: &AppState, request: &Parts) -> Result<Viewer> {
 
 /// `GET /share/{id}`: what the view shows the visitor (a public pin or board, or one shared
 /// for signed-in visitors who may read it), the 404 page, or, for a sign-in-only item and a
-/// visitor not signed in (web sign-in on), `/login?next=<this page>`.
+/// visitor not signed in (web sign-in on), `/login?next=<this page>`. `/share/{id}.png` (one
+/// path segment for the router) is the page's link preview (`super::preview`).
 async fn page(
     State(state): State<AppState>,
     id: std::result::Result<Path<SharePath>, PathRejection>,
     request: Parts,
 ) -> ShareAnswer {
+    if let Ok(Path(SharePath { id })) = &id {
+        if let Some(item) = id.strip_suffix(".png") {
+            return ShareAnswer::Picture(super::preview::png(&state, item, &request).await);
+        }
+    }
+    let public_url = &state.settings.public_url;
     match shown(&state, id, &request).await {
         Ok(Shown::SignIn) => ShareAnswer::SignIn(request.uri),
+        Ok(Shown::Found((id, view))) if view.since.is_some() => {
+            // Shared with anyone: the tags of its link preview.
+            let card = render::preview::LinkCard::of(&view, &id, public_url);
+            let page = draw(Shown::Found((id, view)), &request);
+            ShareAnswer::Page(SharePage(Ok(render::preview::with_link_card(page, &card))))
+        }
         answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request)))),
     }
 }
@@ -280,6 +293,8 @@ fn draw(shown: Shown<(String, PageView)>, request: &Parts) -> Page {
 enum ShareAnswer {
     Page(SharePage),
     SignIn(Uri),
+    /// `/share/{id}.png`: the picture, or the 404 page.
+    Picture(Response),
 }
 
 impl IntoResponse for ShareAnswer {
@@ -287,6 +302,7 @@ impl IntoResponse for ShareAnswer {
         match self {
             ShareAnswer::Page(page) => page.into_response(),
             ShareAnswer::SignIn(here) => crate::web::to_login(&here),
+            ShareAnswer::Picture(picture) => picture,
         }
     }
 }
@@ -299,6 +315,14 @@ impl OperationOutput for ShareAnswer {
         op: &mut Operation,
     ) -> Vec<(Option<u16>, AideResponse)> {
         let mut responses = SharePage::inferred_responses(ctx, op);
+        if let Some((_, ok)) = responses
+            .iter_mut()
+            .find(|(status, _)| *status == Some(200))
+        {
+            ok.description = "The rendered pin or pinboard; for `/share/{id}.png`, its link preview (1200x630 PNG)".to_owned();
+            ok.content
+                .insert("image/png".to_owned(), MediaType::default());
+        }
         responses.push((
             Some(303),
             AideResponse {

@@ -5,11 +5,13 @@
 //! Content-Security-Policy and the page script (assets/live.js) that keeps them live.
 
 mod cards;
+mod catalogue;
 mod charts;
 mod gauge;
 mod numbers;
 mod page;
 mod plots;
+pub mod preview;
 mod signal;
 mod svg;
 mod tables;
@@ -20,6 +22,8 @@ pub use page::{
     pin_page, rate_limits_page, script_path, sign_in_failed_page, signed_out_page, view_page,
     with_account, with_tools, Page, View, LIVE_JS,
 };
+
+pub use catalogue::pin_types_page;
 
 use serde::de::DeserializeOwned;
 

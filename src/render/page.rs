@@ -131,7 +131,7 @@ pub const LIVE_JS: &str = include_str!("../../assets/live.js");
 
 /// Assembles a page: `body` (header, main, footer: what the fragment route sends too) in
 /// the document, with `extra_css` appended to the shared style sheet.
-fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
+pub(super) fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
     let style = format!("{CSS}{}{extra_css}", svg::palette_css());
     let hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
     // On `<html>` too, where kiosk mode sets the root font size that every `rem` follows.
@@ -329,13 +329,21 @@ pub fn rate_limits_page(tiers: &[(&str, u32, u32)], writes: (u32, u64)) -> Page 
     page
 }
 
-/// `/` for a visitor without a session (where sign-out lands): a way to sign in.
-pub fn signed_out_page() -> Page {
+/// `/` for a visitor without a session (where sign-out lands): a way to sign in while web
+/// sign-in is on (`sign_in`), and the API's documentation.
+pub fn signed_out_page(sign_in: bool) -> Page {
+    let welcome = if sign_in {
+        "<p>You are signed out.</p><p><a href=\"/login\">Sign in</a> to see your boards.</p>"
+    } else {
+        "<p>Automations push pins onto boards people watch live.</p>"
+    };
     let mut page = page(
         "Corkboard",
-        "<header><h1>Corkboard</h1></header><main data-title=\"Corkboard\"><p>You are signed \
-         out.</p><p><a href=\"/login\">Sign in</a> to see your boards.</p></main>"
-            .to_owned(),
+        format!(
+            "<header><h1>Corkboard</h1></header><main data-title=\"Corkboard\">{welcome}<p>For \
+             developers: the <a href=\"/docs\">API reference</a> and the \
+             <a href=\"/docs/pin-types\">pin types</a>.</p></main>"
+        ),
         "",
         false,
         &View::default(),

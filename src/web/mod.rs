@@ -4,11 +4,13 @@
 //! `local.rs`, their pages in `forms.rs`), the pages of a signed-in user (`/boards`,
 //! `/boards/{id}`, in `boards.rs`, and the board editor's routes in `editor.rs`), the owners'
 //! settings (`/settings/keys` in `keys.rs`, `/settings/people` in `people.rs`) and an
-//! invitation's page (`/invite/{token}`, in `people.rs`). The app's own pages share their
+//! invitation's page (`/invite/{token}`, in `people.rs`), and the documentation (`/docs`,
+//! `/docs/pin-types`, in `docs.rs`). The app's own pages share their
 //! shell (`layout.rs`). The session cookie is read here and only here: the API
 //! under `/v1` never looks at cookies, so it stays bearer-only.
 
 mod boards;
+mod docs;
 mod editor;
 mod forms;
 mod keys;
@@ -59,9 +61,11 @@ pub fn routes(state: AppState) -> Router<AppState> {
             "/invite/{token}",
             get(people::invitation).post(people::join),
         )
+        .merge(docs::pages())
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
         .route(layout::script_path(), get(layout::script))
+        .merge(docs::assets())
 }
 
 /// `/upgrade`: the limits of this server and who can raise them (see
@@ -100,23 +104,19 @@ async fn per_address(
     }
 }
 
-/// `/`: where sign-out lands. With web sign-in on, the board list for a signed-in visitor and
-/// a sign-in link otherwise; while it is off, the unknown route it was before.
+/// `/`: the front door, where sign-out lands. With web sign-in on, the board list for a
+/// signed-in visitor and a sign-in link otherwise; always the links to the API reference.
 async fn home(
     axum::extract::State(state): axum::extract::State<AppState>,
     session::MaybeSignedIn(who): session::MaybeSignedIn,
 ) -> Response {
-    if !state.web_sign_in() {
-        return crate::Error::NotFound {
-            what: "route",
-            index: None,
-        }
-        .into_response();
-    }
-    if who.is_some() {
+    if who.is_some() && state.web_sign_in() {
         return see_other("/boards");
     }
-    html(crate::render::signed_out_page(), StatusCode::OK)
+    html(
+        crate::render::signed_out_page(state.web_sign_in()),
+        StatusCode::OK,
+    )
 }
 
 /// Every HTML page's response (share pages, signed-in pages, the 404 page, sign-in pages):
