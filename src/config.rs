@@ -35,6 +35,14 @@ pub struct Settings {
     pub hooks: crate::hooks::HookSettings,
     pub freshness: FreshnessSettings,
     pub webhooks: crate::webhooks::WebhookSettings,
+    pub kiosk: KioskSettings,
+}
+
+/// `[kiosk]` settings: boards shown with `?kiosk=1`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct KioskSettings {
+    /// Seconds each page of a board too tall for the screen stays up (1 to 3600).
+    pub page_secs: u64,
 }
 
 /// `[freshness]` settings.
@@ -142,6 +150,11 @@ impl Settings {
         if self.freshness.check_secs == 0 {
             return Err(ConfigError(
                 "freshness.check_secs must be at least 1".into(),
+            ));
+        }
+        if !(1..=3600).contains(&self.kiosk.page_secs) {
+            return Err(ConfigError(
+                "kiosk.page_secs must be from 1 to 3600".into(),
             ));
         }
         if self.hooks.per_minute == 0 {

@@ -240,7 +240,9 @@ async fn page(
 ) -> ShareAnswer {
     match shown(&state, id, &request).await {
         Ok(Shown::SignIn) => ShareAnswer::SignIn(request.uri),
-        answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request)))),
+        answer => ShareAnswer::Page(SharePage(
+            answer.map(|shown| draw(shown, &request, state.settings.kiosk.page_secs)),
+        )),
     }
 }
 
@@ -264,12 +266,13 @@ async fn shown(
     )
 }
 
-/// The page of what is shown (kiosk with `?kiosk=1` or `true`), else the 404 page.
-fn draw(shown: Shown<(String, PageView)>, request: &Parts) -> Page {
+/// The page of what is shown (kiosk with `?kiosk=1` or `true`, paged every `page_secs`),
+/// else the 404 page.
+fn draw(shown: Shown<(String, PageView)>, request: &Parts, page_secs: u64) -> Page {
     match shown {
         Shown::Found((id, view)) => {
             let kiosk = query_value(request, "kiosk").is_some_and(|v| v == "1" || v == "true");
-            render::view_page(&view, &id, kiosk)
+            render::paged(render::view_page(&view, &id, kiosk), page_secs)
         }
         Shown::NotFound | Shown::SignIn => render::not_found_page(),
     }
@@ -319,7 +322,7 @@ async fn fragment(
     request: Parts,
 ) -> SharePage {
     SharePage(shown(&state, id, &request).await.map(|shown| {
-        let mut page = draw(shown, &request);
+        let mut page = draw(shown, &request, state.settings.kiosk.page_secs);
         page.html = std::mem::take(&mut page.fragment);
         page
     }))
