@@ -171,13 +171,16 @@
   }
 
   // Pages of whole rows, `per` rows each at most unless a pin is taller: a page ends where
-  // no pin crosses.
+  // no pin crosses, and starts with a pin (empty rows between pages are left out).
   function paginate(items, total, per) {
     function clean(r) {
       return items.every(function (it) { return !(it.y < r && r < it.y + it.h); });
     }
+    function next(r) {
+      return items.reduce(function (m, it) { return it.y >= r ? Math.min(m, it.y) : m; }, total);
+    }
     var out = [];
-    for (var start = 0; start < total;) {
+    for (var start = next(0); start < total; start = next(start)) {
       var end = Math.min(start + per, total);
       while (end > start + 1 && !clean(end)) end--;
       if (!clean(end)) {
@@ -187,7 +190,7 @@
       out.push({ start: start, end: end });
       start = end;
     }
-    return out;
+    return out.length ? out : [{ start: 0, end: total }];
   }
 
   function room() {

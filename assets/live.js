@@ -19,6 +19,8 @@
 
   function ago(ms) {
     var secs = Math.round((ms - Date.now()) / 1000);
+    // Under a minute is "now": the text changes every 30 s, not every second.
+    if (Math.abs(secs) < 60) return relative.format(0, "second");
     for (var i = 0; i < UNITS.length - 1 && Math.abs(secs) < UNITS[i][1]; i++);
     return relative.format(Math.round(secs / UNITS[i][1]), UNITS[i][0]);
   }

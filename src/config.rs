@@ -153,9 +153,7 @@ impl Settings {
             ));
         }
         if !(1..=3600).contains(&self.kiosk.page_secs) {
-            return Err(ConfigError(
-                "kiosk.page_secs must be from 1 to 3600".into(),
-            ));
+            return Err(ConfigError("kiosk.page_secs must be from 1 to 3600".into()));
         }
         if self.hooks.per_minute == 0 {
             return Err(ConfigError("hooks.per_minute must be at least 1".into()));
