@@ -230,3 +230,22 @@ impl fmt::Debug for Settings {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kiosk_pages_turn_every_15_s_unless_told_and_within_bounds() {
+        let defaults = Settings::with_overrides(&[]).expect("defaults");
+        assert_eq!(defaults.kiosk.page_secs, 15);
+        let set = Settings::with_overrides(&["[kiosk]\npage_secs = 5"]).expect("5 s");
+        assert_eq!(set.kiosk.page_secs, 5);
+        for wrong in ["[kiosk]\npage_secs = 0", "[kiosk]\npage_secs = 3601"] {
+            let refused = Settings::with_overrides(&[wrong])
+                .expect_err(wrong)
+                .to_string();
+            assert!(refused.contains("kiosk.page_secs"), "{refused}");
+        }
+    }
+}
