@@ -2,10 +2,52 @@
 // `script-src 'self'`); the page works without it. It follows /share/{id}/events (or
 // <data-base>/events) and, on any change, fetches /share/{id}/fragment (the page's body, drawn
 // by the server's one renderer)
-// and swaps in what changed. It never builds a pin's HTML itself.
+// and swaps in what changed. It never builds a pin's HTML itself. It also shows each
+// <time datetime> (written by the server in UTC) in the reader's language and time zone.
 (function () {
   "use strict";
   var body = document.body;
+
+  // A date-time as the reader's browser writes it (its language, its zone); a bare date as
+  // a date (no zone shifts it); "updated 3 min ago" relative, its full time as a tooltip.
+  var intl = window.Intl && Intl.DateTimeFormat;
+  var dateTime = intl && new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  var dateOnly = intl && new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" });
+  var relative = window.Intl && Intl.RelativeTimeFormat && new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  var UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400],
+    ["hour", 3600], ["minute", 60], ["second", 1]];
+
+  function ago(ms) {
+    var secs = Math.round((ms - Date.now()) / 1000);
+    // Under a minute is "now": the text changes every 30 s, not every second.
+    if (Math.abs(secs) < 60) return relative.format(0, "second");
+    for (var i = 0; i < UNITS.length - 1 && Math.abs(secs) < UNITS[i][1]; i++);
+    return relative.format(Math.round(secs / UNITS[i][1]), UNITS[i][0]);
+  }
+
+  function localTimes(root, which) {
+    if (!intl) return;
+    var times = root.querySelectorAll(which || "time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var t = times[i], value = t.getAttribute("datetime");
+      if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+        t.textContent = dateOnly.format(new Date(value + "T00:00:00Z"));
+        continue;
+      }
+      var at = new Date(value);
+      if (isNaN(at.getTime())) continue;
+      if (t.hasAttribute("data-ago") && relative) {
+        t.textContent = ago(at.getTime());
+        t.title = dateTime.format(at);
+      } else {
+        t.textContent = dateTime.format(at);
+      }
+    }
+  }
+
+  localTimes(document);
+  setInterval(function () { localTimes(document, "time[data-ago]"); }, 30000);
+
   var share = body.getAttribute("data-share");
   if (!share || !window.EventSource || !window.fetch) return;
 
@@ -68,6 +110,7 @@
     var old = document.querySelector("body > main");
     if (!main || !old) return;
     place(next);
+    localTimes(next);
     ["header", "footer"].forEach(function (tag) {
       var was = document.querySelector("body > " + tag), now = next.querySelector(tag);
       if (was && now && !was.isEqualNode(now)) was.replaceWith(now);

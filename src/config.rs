@@ -35,6 +35,14 @@ pub struct Settings {
     pub hooks: crate::hooks::HookSettings,
     pub freshness: FreshnessSettings,
     pub webhooks: crate::webhooks::WebhookSettings,
+    pub kiosk: KioskSettings,
+}
+
+/// `[kiosk]` settings: boards shown with `?kiosk=1`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub struct KioskSettings {
+    /// Seconds each page of a board too tall for the screen stays up (1 to 3600).
+    pub page_secs: u64,
 }
 
 /// `[freshness]` settings.
@@ -144,6 +152,9 @@ impl Settings {
                 "freshness.check_secs must be at least 1".into(),
             ));
         }
+        if !(1..=3600).contains(&self.kiosk.page_secs) {
+            return Err(ConfigError("kiosk.page_secs must be from 1 to 3600".into()));
+        }
         if self.hooks.per_minute == 0 {
             return Err(ConfigError("hooks.per_minute must be at least 1".into()));
         }
@@ -217,5 +228,24 @@ impl fmt::Debug for Settings {
             .field("rate_limits", &self.rate_limits)
             .field("auth", &self.auth)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kiosk_pages_turn_every_15_s_unless_told_and_within_bounds() {
+        let defaults = Settings::with_overrides(&[]).expect("defaults");
+        assert_eq!(defaults.kiosk.page_secs, 15);
+        let set = Settings::with_overrides(&["[kiosk]\npage_secs = 5"]).expect("5 s");
+        assert_eq!(set.kiosk.page_secs, 5);
+        for wrong in ["[kiosk]\npage_secs = 0", "[kiosk]\npage_secs = 3601"] {
+            let refused = Settings::with_overrides(&[wrong])
+                .expect_err(wrong)
+                .to_string();
+            assert!(refused.contains("kiosk.page_secs"), "{refused}");
+        }
     }
 }

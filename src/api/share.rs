@@ -245,15 +245,16 @@ async fn page(
         }
     }
     let public_url = &state.settings.public_url;
+    let page_secs = state.settings.kiosk.page_secs;
     match shown(&state, id, &request).await {
         Ok(Shown::SignIn) => ShareAnswer::SignIn(request.uri),
         Ok(Shown::Found((id, view))) if view.since.is_some() => {
             // Shared with anyone: the tags of its link preview.
             let card = render::preview::LinkCard::of(&view, &id, public_url);
-            let page = draw(Shown::Found((id, view)), &request);
+            let page = draw(Shown::Found((id, view)), &request, page_secs);
             ShareAnswer::Page(SharePage(Ok(render::preview::with_link_card(page, &card))))
         }
-        answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request)))),
+        answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request, page_secs)))),
     }
 }
 
@@ -277,12 +278,13 @@ async fn shown(
     )
 }
 
-/// The page of what is shown (kiosk with `?kiosk=1` or `true`), else the 404 page.
-fn draw(shown: Shown<(String, PageView)>, request: &Parts) -> Page {
+/// The page of what is shown (kiosk with `?kiosk=1` or `true`, paged every `page_secs`),
+/// else the 404 page.
+fn draw(shown: Shown<(String, PageView)>, request: &Parts, page_secs: u64) -> Page {
     match shown {
         Shown::Found((id, view)) => {
             let kiosk = query_value(request, "kiosk").is_some_and(|v| v == "1" || v == "true");
-            render::view_page(&view, &id, kiosk)
+            render::paged(render::view_page(&view, &id, kiosk), page_secs)
         }
         Shown::NotFound | Shown::SignIn => render::not_found_page(),
     }
@@ -343,7 +345,7 @@ async fn fragment(
     request: Parts,
 ) -> SharePage {
     SharePage(shown(&state, id, &request).await.map(|shown| {
-        let mut page = draw(shown, &request);
+        let mut page = draw(shown, &request, state.settings.kiosk.page_secs);
         page.html = std::mem::take(&mut page.fragment);
         page
     }))

@@ -16,9 +16,10 @@ mod signal;
 mod svg;
 mod tables;
 mod text;
+mod times;
 
 pub use page::{
-    asset, board_page, boards_page, following, fragment_page, message_page, not_found_page,
+    asset, board_page, boards_page, following, fragment_page, message_page, not_found_page, paged,
     pin_page, rate_limits_page, script_path, sign_in_failed_page, signed_out_page, view_page,
     with_account, with_tools, Page, View, LIVE_JS,
 };

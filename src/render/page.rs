@@ -76,7 +76,7 @@ position:relative;display:flex;flex-direction:column}.pin>*{flex:none;min-height
 progress{width:100%}.num{font-variant-numeric:tabular-nums;text-align:right}\
 .scroll{overflow:auto}table{border-collapse:collapse;width:100%;font-size:.9rem}\
 th,td{border-bottom:1px solid var(--soft);padding:4px 8px;text-align:left;vertical-align:top}\
-.status-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(180px,1fr));gap:8px}\
+.status-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(180px,100%),1fr));gap:8px}\
 .status-grid li,.timeline li{padding:6px 8px;border-left:4px solid #9ca3af;background:var(--row)}\
 .timeline li{margin:0 0 6px}.badge{font-size:.8rem;font-weight:600;text-transform:uppercase}\
 .st-ok{border-color:#10b981;color:#059669}.st-warn{border-color:#f59e0b;color:#d97706}\
@@ -93,12 +93,24 @@ html.kiosk{font-size:18px}\
 body.kiosk{--bg:#07090c;--fg:#f1f3f5;--card:#12161c;--line:#232a33;--soft:#20262e;--muted:#aab3bd;--code:#0c0f13;--row:#171c22;\
 --good:#34d399;--bad:#f87171;--ok:#10b981;--warn:#f59e0b;--crit:#ef4444;\
 color-scheme:dark;color:var(--fg);background:var(--bg);height:100vh;box-sizing:border-box;padding:12px}\
-.kiosk header,.kiosk footer{display:none}.kiosk main{max-width:none;height:100%}\
+.kiosk header,.kiosk footer{display:none}.kiosk main{max-width:none;height:100%;overflow:hidden}\
 .kiosk .board{height:100%;grid-auto-rows:minmax(0,1fr);gap:10px}\
-.kiosk .pin{overflow:hidden}.kiosk .pin>.plot{flex:1 1 0}\
-.kiosk .pin>.chart{flex:1 1 0;height:auto;min-height:0}\
-.kiosk .pin>.dial{flex:1 1 0;width:auto;max-width:100%;aspect-ratio:300/175}.kiosk .dial>svg{flex:1 1 0;min-height:0}\
-.kiosk .pin h2{font-size:1.15rem}.kiosk .figure{font-size:2.4rem}\
+html.fitted main{height:var(--k-page)}html.fitted .board{height:auto;grid-auto-rows:var(--k-row);transform:translateY(var(--k-shift))}\
+html.paged body{padding-bottom:calc(16px + 1.6rem)}\
+#pages{position:fixed;left:50%;bottom:6px;transform:translateX(-50%);font-size:1.1rem;font-weight:700;\
+padding:0 14px;border-radius:999px;background:var(--card);border:1px solid var(--line);font-variant-numeric:tabular-nums}\
+.kiosk [hidden]{display:none!important}.more{color:var(--muted);font-weight:600;font-size:.85rem}\
+.kiosk .pin{overflow:hidden;container-type:inline-size;padding:10px 12px}.kiosk .single .pin{height:100%;box-sizing:border-box}\
+.kiosk .pin>.plot{flex:1 1 0;min-height:6rem}\
+.kiosk .pin>.chart{flex:1 1 0;height:auto;min-height:4rem}\
+.kiosk .pin>.dial{flex:1 1 0;width:auto;max-width:100%;aspect-ratio:300/175;min-height:3.5rem}.kiosk .dial>svg{flex:1 1 0;min-height:0}\
+.kiosk .pin>.image{flex:1 1 0;min-height:4rem;display:flex;flex-direction:column}\
+.kiosk .image img{flex:1 1 0;min-height:0;width:100%;object-fit:contain}\
+.kiosk .pin h2{font-size:1.15rem}.kiosk .figure{font-size:clamp(1.3rem,15cqw,2.4rem);line-height:1.15}\
+.kiosk .scroll,.kiosk pre{overflow:visible}.kiosk pre{white-space:pre-wrap}.kiosk .card{min-width:0}\
+.kiosk .pin h2,.kiosk .pin p,.kiosk pre,.kiosk td,.kiosk li,.kiosk .card{overflow-wrap:anywhere}\
+.kiosk .tight th{overflow-wrap:anywhere}.kiosk li.more{background:none;border-left-color:transparent}.kiosk .md>*{margin:0 0 .5em}\
+.kiosk .progress li{grid-template-columns:minmax(0,1fr) auto;gap:2px 8px}.kiosk .progress progress{grid-column:1 / -1;grid-row:2}\
 .account{max-width:1400px;margin:0 auto 12px;display:flex;gap:12px;align-items:center;justify-content:flex-end;font-size:.9rem;color:var(--muted)}\
 .account form{margin:0}.account button{font:inherit;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg);cursor:pointer}\
 .kiosk .account{display:none}.boards{list-style:none;padding:0;margin:0;display:grid;gap:8px}\
@@ -129,6 +141,26 @@ pub fn script_path() -> &'static str {
 /// The page script (assets/live.js), embedded at build time.
 pub const LIVE_JS: &str = include_str!("../../assets/live.js");
 
+/// Kiosk mode's script (assets/kiosk.js): fits the board to the screen, in pages when it
+/// must. Embedded at build time.
+pub const KIOSK_JS: &str = include_str!("../../assets/kiosk.js");
+
+fn kiosk_script_path() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| hashed("kiosk", "js", KIOSK_JS))
+}
+
+/// `page` with the seconds each page of a kiosk board too tall for the screen stays up
+/// (`kiosk.page_secs`), on `<html>` for its script; other pages are returned as they are.
+pub fn paged(mut page: Page, secs: u64) -> Page {
+    page.html = page.html.replacen(
+        "<html lang=\"en\" class=\"kiosk\">",
+        &format!("<html lang=\"en\" class=\"kiosk\" data-page-secs=\"{secs}\">"),
+        1,
+    );
+    page
+}
+
 /// Assembles a page: `body` (header, main, footer: what the fragment route sends too) in
 /// the document, with `extra_css` appended to the shared style sheet.
 pub(super) fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
@@ -139,7 +171,15 @@ pub(super) fn page(title: &str, body: String, extra_css: &str, found: bool, view
     let (live, script, policy) = match &view.live {
         Some((id, since)) => (
             format!(" data-share=\"{}\" data-since=\"{}\"", esc(id), esc(since)),
-            format!("<script src=\"{}\" defer></script>", script_path()),
+            format!(
+                "<script src=\"{}\" defer></script>{}",
+                script_path(),
+                if view.kiosk {
+                    format!("<script src=\"{}\" defer></script>", kiosk_script_path())
+                } else {
+                    String::new()
+                }
+            ),
             "script-src 'self'; connect-src 'self'; ",
         ),
         None => (String::new(), String::new(), ""),
@@ -165,8 +205,8 @@ pub(super) fn page(title: &str, body: String, extra_css: &str, found: bool, view
 
 fn footer(updated_at: i64) -> String {
     format!(
-        "<footer>Shared with Corkboard · updated <time>{}</time></footer>",
-        clock::iso(updated_at)
+        "<footer>Shared with Corkboard · updated {}</footer>",
+        super::times::updated(updated_at)
     )
 }
 
@@ -456,6 +496,8 @@ fn editor_style_path() -> &'static str {
 pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
     if path == script_path() {
         Some(("text/javascript; charset=utf-8", LIVE_JS))
+    } else if path == kiosk_script_path() {
+        Some(("text/javascript; charset=utf-8", KIOSK_JS))
     } else if path == editor_script_path() {
         Some(("text/javascript; charset=utf-8", EDITOR_JS))
     } else if path == editor_style_path() {

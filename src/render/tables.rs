@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::numbers::readable;
+use super::times::time;
 use super::{esc, link};
 use crate::pin_types::{
     flexible_table::{ColumnType, FlexibleTableConfig},
@@ -30,7 +31,7 @@ fn cell(kind: ColumnType, value: Option<&Value>) -> String {
             format!("<td>{}</td>", if *b { "Yes" } else { "No" })
         }
         (ColumnType::Date, Some(Value::String(s))) => {
-            format!("<td><time>{}</time></td>", esc(s))
+            format!("<td>{}</td>", time(s))
         }
         (ColumnType::Link, Some(Value::String(s))) => format!("<td>{}</td>", link(s, s)),
         (_, Some(v)) => format!("<td>{}</td>", text(v)),
@@ -126,8 +127,8 @@ pub fn timeline(config: &TimelineConfig) -> String {
                 .map(|d| format!("<p class=\"muted\">{}</p>", esc(d)))
                 .unwrap_or_default();
             format!(
-                "<li><time>{}</time> <strong>{}</strong>{badge}{description}</li>",
-                esc(&event.time),
+                "<li>{} <strong>{}</strong>{badge}{description}</li>",
+                time(&event.time),
                 esc(&event.title)
             )
         })

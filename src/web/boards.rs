@@ -77,7 +77,10 @@ pub(super) async fn board(
         },
         _ => None,
     };
-    let page = board_page(&shown, &id, who, kiosk);
+    let page = render::paged(
+        board_page(&shown, &id, who, kiosk),
+        state.settings.kiosk.page_secs,
+    );
     match tools {
         Some(tools) => html(render::with_tools(page, &tools), StatusCode::OK),
         None => html(page, StatusCode::OK),

@@ -230,6 +230,13 @@ both_stores! {
         // Kiosk mode is a class on the body; the fragment is the same.
         let kiosk = open(&app, &format!("{}/share/{board}?kiosk=1", app.base)).await;
         assert!(kiosk.html.contains(&format!("<body class=\"kiosk\" data-share=\"{board}\"")));
+        // With its fitting script after the live one, and the seconds a page of it stays up.
+        assert!(kiosk.html.starts_with("<!doctype html><html lang=\"en\" class=\"kiosk\" data-page-secs=\"15\">"));
+        let fitting = kiosk.html.split("<script src=\"").nth(2).and_then(|s| s.split('"').next()).unwrap();
+        assert!(fitting.starts_with("/assets/kiosk-") && !live_script(&page.html).contains("kiosk"), "{fitting}");
+        let fitting = open(&app, &format!("{}{fitting}", app.base)).await;
+        assert_eq!(fitting.status, 200);
+        assert!(fitting.html.contains("corkboard:swapped") && !fitting.html.contains("eval("));
         // The script: its content hash in its name, cached for good; no other name.
         let path = live_script(&page.html);
         let hash = path.strip_prefix("/assets/live-").and_then(|p| p.strip_suffix(".js")).unwrap();
