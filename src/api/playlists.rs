@@ -37,18 +37,24 @@ pub fn routes() -> ApiRouter<AppState> {
                 doc(op, "List playlists, newest first").id("listPlaylists")
             })
             .post_with(create, |op| {
-                doc(op, "Create a playlist: boards shown in turn, each for its seconds")
-                    .description(ITEMS_RULE)
-                    .id("createPlaylist")
+                doc(
+                    op,
+                    "Create a playlist: boards shown in turn, each for its seconds",
+                )
+                .description(ITEMS_RULE)
+                .id("createPlaylist")
             }),
         )
         .api_route(
             "/playlists/{id}",
             get_with(read, |op| doc(op, "Read a playlist").id("getPlaylist"))
                 .put_with(update, |op| {
-                    doc(op, "Update a playlist (the parts sent replace the stored ones)")
-                        .description(ITEMS_RULE)
-                        .id("putPlaylist")
+                    doc(
+                        op,
+                        "Update a playlist (the parts sent replace the stored ones)",
+                    )
+                    .description(ITEMS_RULE)
+                    .id("putPlaylist")
                 })
                 .delete_with(delete, |op| {
                     doc(op, "Delete a playlist (its boards stay)").id("deletePlaylist")

@@ -68,11 +68,11 @@ fn is_origin(text: &str) -> bool {
     };
     let label = |l: &str| {
         !l.is_empty()
-            && l
-                .bytes()
+            && l.bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     };
-    let port_ok = port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    let port_ok =
+        port.is_none_or(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
     text.chars().count() <= ORIGIN_CHARS && host.split('.').all(label) && port_ok
 }
 

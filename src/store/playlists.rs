@@ -49,11 +49,8 @@ pub(crate) trait PlaylistStore {
     /// board of the workspace.
     async fn insert_playlist(&self, ws: &str, playlist: &Playlist) -> Result<()>;
     async fn get_playlist(&self, ws: &str, id: &str) -> Result<Option<Playlist>>;
-    async fn list_playlists(
-        &self,
-        ws: &str,
-        query: &PlaylistQuery,
-    ) -> Result<Vec<(i64, Playlist)>>;
+    async fn list_playlists(&self, ws: &str, query: &PlaylistQuery)
+        -> Result<Vec<(i64, Playlist)>>;
     /// Applies `change`; `None` when the workspace has no such playlist.
     async fn update_playlist(
         &self,
@@ -114,7 +111,11 @@ async fn check_boards<B: Backend>(tx: &mut B::Db, ws: &str, items: &[PlaylistIte
         B::in_list("id", 2),
         B::FOR_KEY_SHARE
     );
-    let rows = B::query(&sql).bind(ws).bind_list(&ids).fetch_all(tx).await?;
+    let rows = B::query(&sql)
+        .bind(ws)
+        .bind_list(&ids)
+        .fetch_all(tx)
+        .await?;
     let found = rows
         .iter()
         .map(|r| r.get::<String>(0))

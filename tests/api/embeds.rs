@@ -15,9 +15,18 @@ use crate::{
 
 /// GETs `path` with no credential: status, the CSP, `X-Frame-Options`, the HTML.
 async fn open(app: &TestApp, path: &str) -> (u16, String, Option<String>, String) {
-    let res = app.client.get(format!("{}{path}", app.base)).send().await.unwrap();
+    let res = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .send()
+        .await
+        .unwrap();
     let status = res.status().as_u16();
-    let text = |name| res.headers().get(name).map(|v: &header::HeaderValue| v.to_str().unwrap().to_owned());
+    let text = |name| {
+        res.headers()
+            .get(name)
+            .map(|v: &header::HeaderValue| v.to_str().unwrap().to_owned())
+    };
     let csp = text(header::CONTENT_SECURITY_POLICY).unwrap_or_default();
     let frames = text(header::X_FRAME_OPTIONS);
     (status, csp, frames, res.text().await.unwrap())
