@@ -38,7 +38,6 @@ pub struct PlaylistItemBody {
 /// `POST /playlists` body.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = serde_json::json!({"name": "Lobby screen", "items": [{"pinboard_id": "pb-0123", "seconds": 30}]}))]
 pub struct CreatePlaylistBody {
     /// Not only spaces, tabs and line breaks.
     #[schemars(length(min = 1, max = TITLE_CHARS), regex(pattern = NOT_BLANK))]
