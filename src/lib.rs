@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod pin_types;
 pub mod pinboards;
 pub mod pins;
+pub mod playlists;
 pub mod render;
 pub mod store;
 pub mod templates;

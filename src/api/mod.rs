@@ -18,6 +18,7 @@ mod path;
 mod pin_types;
 mod pinboards;
 mod pins;
+mod playlists;
 mod preview;
 mod query;
 mod roles;
@@ -56,6 +57,7 @@ pub fn router(state: AppState) -> Router {
     let api = pins::routes()
         .merge(pin_types::routes())
         .merge(pinboards::routes())
+        .merge(playlists::routes())
         .merge(datasets::routes())
         .merge(hooks::routes())
         .merge(webhooks::routes())

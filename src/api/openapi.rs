@@ -66,6 +66,7 @@ fn about(doc: TransformOpenApi<'_>) -> TransformOpenApi<'_> {
         "Typed pins: create, read, list, update, delete, batches",
     ))
     .tag(tag("pinboards", "Dashboards and the pins placed on them"))
+    .tag(tag("playlists", "Boards shown in turn on a screen"))
     .tag(tag("sharing", "Share settings and public share pages"))
     .tag(tag(
         "identity",
@@ -131,6 +132,12 @@ fn configured_bounds(limits: &Limits) -> Vec<(String, usize)> {
     }
     for list in batches {
         bounds.push((at(format!("{list}/maxItems")), limits.batch_items));
+    }
+    for body in ["CreatePlaylistBody", "UpdatePlaylistBody"] {
+        bounds.push((
+            at(format!("{body}/properties/name/maxLength")),
+            limits.title_chars,
+        ));
     }
     bounds
 }

@@ -4,7 +4,8 @@
 //!   whose text differs, the operations it tunes its own way), and the statement, row and
 //!   connection traits the shared code is written against.
 //! - `keys.rs`, `pins.rs`, `boards.rs`, `placements.rs`, `identity.rs`, `local.rs`,
-//!   `invitations.rs`, `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`: each resource's
+//!   `invitations.rs`, `datasets.rs`, `blocks.rs`, `hooks.rs`, `webhooks.rs`, `playlists.rs`,
+//!   `embeds.rs`: each resource's
 //!   stored shapes, its portable statements and its operations, written once as a blanket
 //!   implementation over [`sql::Backend`].
 //! - `group_commit.rs`: the queue and thread that group single creates and updates into one
@@ -14,7 +15,7 @@
 //!
 //! Every pin and board method takes the caller's workspace id: there is no way to read or
 //! write a pin by id alone. The one exception is what share pages read (`shared_pin`,
-//! `shared_board`): they know only an id, and the query itself admits only what anyone may
+//! `shared_board`, `shared_playlist`): they know only an id, and the query itself admits only what anyone may
 //! see; `board_grant`, a user's collaborator role on a board of any workspace; and
 //! `find_hook`: a call to a hook's url names only its token, whose row names the workspace;
 //! and `due_webhooks` and `claim_webhooks`: the delivery worker leases due webhooks of
@@ -47,6 +48,7 @@ mod bench_sql;
 mod blocks;
 mod boards;
 mod datasets;
+mod embeds;
 mod events;
 mod group_commit;
 mod hooks;
@@ -57,6 +59,7 @@ mod keys;
 mod local;
 mod pins;
 mod placements;
+mod playlists;
 pub(crate) mod postgres;
 mod sessions;
 pub(crate) mod sql;
@@ -81,6 +84,7 @@ pub use pins::{
     Change, Created, DeleteCheck, Idempotent, Logged, Pin, PinKey, PinQuery, StatusMark, Upserted,
 };
 pub use placements::{BoardWrite, Placed, Placer};
+pub use playlists::{Playlist, PlaylistChange, PlaylistItem, PlaylistQuery};
 pub use sessions::SessionRow;
 pub use webhooks::{
     DeliveryRow, Failure, WebhookChange, WebhookQuery, WebhookRow, KEPT_DELIVERIES,
@@ -92,6 +96,7 @@ use crate::{error::Result, Error};
 use blocks::BlockStore;
 use boards::BoardStore;
 use datasets::DatasetStore;
+use embeds::EmbedStore;
 use events::EventStore;
 use hooks::HookStore;
 use identity::IdentityStore;
@@ -100,6 +105,7 @@ use keys::KeyStore;
 use local::LocalStore;
 use pins::PinStore;
 use placements::PlacementStore;
+use playlists::PlaylistStore;
 use sessions::SessionStore;
 use sql::Backend;
 use webhooks::WebhookStore;
@@ -288,5 +294,13 @@ impl Store {
         fn pending_collaborators(&self, ws: &str, board_id: &str) -> Result<Vec<PendingCollaborator>>;
         fn set_pending_role(&self, ws: &str, board_id: &str, email: &str, role: &str) -> Result<bool>;
         fn remove_pending_collaborator(&self, ws: &str, board_id: &str, email: &str) -> Result<bool>;
+        fn insert_playlist(&self, ws: &str, playlist: &Playlist) -> Result<()>;
+        fn get_playlist(&self, ws: &str, id: &str) -> Result<Option<Playlist>>;
+        fn list_playlists(&self, ws: &str, query: &PlaylistQuery) -> Result<Vec<(i64, Playlist)>>;
+        fn update_playlist(&self, ws: &str, id: &str, change: &PlaylistChange) -> Result<Option<Playlist>>;
+        fn delete_playlist(&self, ws: &str, id: &str) -> Result<bool>;
+        fn shared_playlist(&self, id: &str) -> Result<Option<Playlist>>;
+        fn embed_origins(&self, ws: &str, id: &str) -> Result<Vec<String>>;
+        fn set_embed_origins(&self, ws: &str, id: &str, origins: &[String]) -> Result<bool>;
     }
 }

@@ -240,6 +240,48 @@ pub(crate) const SECTIONS: &[Section] = &[
         ],
         in_workspace: true,
     },
+    Section {
+        name: "playlists",
+        table: "playlists",
+        from: "playlists t",
+        filter: "t.workspace_id = $1",
+        key: SEQ,
+        columns: &[
+            col("id", Text),
+            col("name", Text),
+            col("created_at", Int),
+            col("updated_at", Int),
+        ],
+        in_workspace: true,
+    },
+    Section {
+        name: "playlist_items",
+        table: "playlist_items",
+        from: "playlist_items t JOIN playlists p ON p.id = t.playlist_id",
+        filter: "p.workspace_id = $1",
+        key: &[col("playlist_id", Text), col("position", Int)],
+        columns: &[
+            col("playlist_id", Text),
+            col("position", Int),
+            col("pinboard_id", Text),
+            col("seconds", Int),
+        ],
+        in_workspace: false,
+    },
+    Section {
+        name: "embed_origins",
+        table: "embed_origins",
+        from: "embed_origins t",
+        filter: "t.workspace_id = $1",
+        key: &[col("item_id", Text)],
+        columns: &[
+            col("item_id", Text),
+            col("pin_id", OptText),
+            col("pinboard_id", OptText),
+            col("origins", List),
+        ],
+        in_workspace: true,
+    },
 ];
 
 /// Rows read a statement at a time.
@@ -574,6 +616,7 @@ async fn check_empty<B: Backend>(conn: &mut B::Db, ws: &str, name: &str) -> Resu
         "memberships",
         "hooks",
         "webhooks",
+        "playlists",
     ] {
         let n = rows::count::<B>(conn, table, Some("workspace_id = $1"), Some(ws)).await?;
         if n > 0 {
@@ -592,6 +635,7 @@ struct Known {
     users: HashSet<String>,
     pins: HashSet<String>,
     boards: HashSet<String>,
+    playlists: HashSet<String>,
 }
 
 impl Known {
@@ -611,6 +655,7 @@ impl Known {
             "users" => Some(&mut self.users),
             "pins" => Some(&mut self.pins),
             "pinboards" => Some(&mut self.boards),
+            "playlists" => Some(&mut self.playlists),
             _ => None,
         };
         if let Some(own) = own {
@@ -622,6 +667,13 @@ impl Known {
             "placements" => &[(&self.boards, "pinboard_id"), (&self.pins, "pin_id")],
             "collaborators" => &[(&self.boards, "pinboard_id"), (&self.users, "user_id")],
             "blocks" => &[(&self.pins, "pin_id")],
+            "playlist_items" => &[
+                (&self.playlists, "playlist_id"),
+                (&self.boards, "pinboard_id"),
+            ],
+            // Of a pin or of a board: `item_id` is whichever it is (the table checks).
+            "embed_origins" if text("pin_id").is_empty() => &[(&self.boards, "pinboard_id")],
+            "embed_origins" => &[(&self.pins, "pin_id")],
             _ => &[],
         };
         for (set, column) in refs {

@@ -355,6 +355,42 @@ const TABLES: &[Table] = &[
         identity: false,
     },
     Table {
+        name: "playlists",
+        key: ID,
+        columns: &[
+            col("seq", Int),
+            col("id", Text),
+            col("workspace_id", Text),
+            col("name", Text),
+            col("created_at", Int),
+            col("updated_at", Int),
+        ],
+        identity: true,
+    },
+    Table {
+        name: "playlist_items",
+        key: &[col("playlist_id", Text), col("position", Int)],
+        columns: &[
+            col("playlist_id", Text),
+            col("position", Int),
+            col("pinboard_id", Text),
+            col("seconds", Int),
+        ],
+        identity: false,
+    },
+    Table {
+        name: "embed_origins",
+        key: &[col("item_id", Text)],
+        columns: &[
+            col("item_id", Text),
+            col("workspace_id", Text),
+            col("pin_id", OptText),
+            col("pinboard_id", OptText),
+            col("origins", List),
+        ],
+        identity: false,
+    },
+    Table {
         name: "meta",
         key: &[col("key", Text)],
         columns: &[col("key", Text), col("value", Text)],

@@ -402,6 +402,7 @@ async fn share(
             allow_edit: Some(form.allow_edit.is_some()),
             require_sign_in: Some(form.require_sign_in.is_some()),
             allow_comments: Some(form.allow_comments.is_some()),
+            embed_origins: None,
         };
         sharing::put_board(&state, &me, &id, body).await?;
         Ok::<_, Error>(Done::Board {

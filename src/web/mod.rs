@@ -2,7 +2,9 @@
 //! `/login/provider`, `/auth/callback`, `/logout`, in `login.rs`) or with a password (the
 //! form on `/login`, posted to `/login`, and the owner's setup link `/setup/{token}`, in
 //! `local.rs`, their pages in `forms.rs`), the pages of a signed-in user (`/boards`,
-//! `/boards/{id}`, in `boards.rs`, and the board editor's routes in `editor.rs`), the owners'
+//! `/boards/{id}`, in `boards.rs`, and the board editor's routes in `editor.rs`), the pages
+//! of playlists and embeds (`/play/{id}`, `/share/playlist/{id}`, `/embed/{id}`, in
+//! `play.rs`), the owners'
 //! settings (`/settings/keys` in `keys.rs`, `/settings/people` in `people.rs`) and an
 //! invitation's page (`/invite/{token}`, in `people.rs`), and the documentation (`/docs`,
 //! `/docs/pin-types`, in `docs.rs`). The app's own pages share their
@@ -18,6 +20,7 @@ mod layout;
 mod local;
 mod login;
 mod people;
+mod play;
 mod session;
 
 use axum::{
@@ -48,6 +51,9 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/boards/{id}", get(boards::board))
         .route("/boards/{id}/fragment", get(boards::fragment))
         .route("/boards/{id}/events", get(boards::events))
+        .route("/play/{id}", get(play::play))
+        .route("/share/playlist/{id}", get(play::shared))
+        .route("/embed/{id}", get(play::embed))
         .merge(editor::routes())
         .route("/upgrade", get(upgrade))
         .route("/settings/keys", get(keys::page).post(keys::generate))
@@ -66,6 +72,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/logout", post(login::logout))
         .route(layout::script_path(), get(layout::script))
         .merge(docs::assets())
+        .route(play::script_path(), get(play::script))
 }
 
 /// `/upgrade`: the limits of this server and who can raise them (see
@@ -123,8 +130,26 @@ async fn home(
 /// `status` when the page shows nothing, and the one set of security headers. The page's
 /// own CSP and referrer policy (`same-origin` on pages with the sign-out form: under
 /// `no-referrer` a browser sends `Origin: null` with it); never cached or indexed; never in
-/// a frame (`X-Frame-Options: DENY`: clickjacking; embedding is for a page of its own).
+/// a frame (`X-Frame-Options: DENY` and `frame-ancestors 'none'`: clickjacking; embedding
+/// is for a page of its own, [`framed_html`]).
 pub(crate) fn html(page: Page, status: StatusCode) -> Response {
+    respond(page, status, None)
+}
+
+/// An embed page's response (`/embed/{id}`): [`html`]'s, but framable by the pages of
+/// `origins` alone (`frame-ancestors` lists them; `'none'` when there are none) and without
+/// `X-Frame-Options`, whose `DENY` would refuse them too.
+pub(crate) fn framed_html(page: Page, status: StatusCode, origins: &[String]) -> Response {
+    respond(page, status, Some(origins))
+}
+
+/// The response of a page that may be framed by `framers` (`None`: by no one).
+fn respond(mut page: Page, status: StatusCode, framers: Option<&[String]>) -> Response {
+    let ancestors = match framers {
+        Some(origins) if !origins.is_empty() => origins.join(" "),
+        _ => "'none'".to_owned(),
+    };
+    page.csp = format!("{}; frame-ancestors {ancestors}", page.csp);
     let Ok(csp) = HeaderValue::from_str(&page.csp) else {
         return crate::Error::internal("page policy is not a header value").into_response();
     };
@@ -137,9 +162,11 @@ pub(crate) fn html(page: Page, status: StatusCode) -> Response {
         (header::REFERRER_POLICY, page.referrer),
         (header::CACHE_CONTROL, "no-store"),
         (HeaderName::from_static("x-robots-tag"), "noindex"),
-        (header::X_FRAME_OPTIONS, "DENY"),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
+    }
+    if framers.is_none() {
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     }
     headers.insert(header::CONTENT_SECURITY_POLICY, csp);
     response

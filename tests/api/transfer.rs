@@ -122,7 +122,19 @@ async fn fill(app: &TestApp) {
     .expect(200);
     app.put(
         &format!("/v1/pinboards/{board}/share"),
-        &json!({"is_public": true, "require_sign_in": true}),
+        &json!({"is_public": true, "require_sign_in": true, "embed_origins": ["https://intranet.example.com"]}),
+    )
+    .await
+    .expect(200);
+    app.put(
+        &format!("/v1/pins/{b}/share"),
+        &json!({"embed_origins": ["http://localhost:3000"]}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        "/v1/playlists",
+        &json!({"name": "Lobby", "items": [{"pinboard_id": board, "seconds": 30}, {"pinboard_id": board, "seconds": 5}]}),
     )
     .await
     .expect(200);
@@ -197,6 +209,8 @@ fn strip(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.remove("shareable_url");
+            map.remove("play_url");
+            map.remove("share_url");
             map.remove("token_prefix");
             map.values_mut().for_each(strip);
         }
@@ -240,6 +254,7 @@ async fn snapshot(app: &TestApp, key: &str) -> Value {
         "roles": get("/v1/roles".into()).await,
         "hooks": get("/v1/hooks".into()).await,
         "webhooks": get("/v1/webhooks".into()).await,
+        "playlists": get("/v1/playlists".into()).await,
     });
     strip(&mut all);
     all
