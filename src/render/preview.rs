@@ -713,7 +713,7 @@ fn span(values: impl Iterator<Item = f64>, with_zero: bool) -> (f64, f64) {
         lo = lo.min(0.0);
         hi = hi.max(0.0);
     }
-    if hi - lo < f64::EPSILON {
+    if hi <= lo {
         hi = lo + 1.0;
     }
     (lo, hi)
