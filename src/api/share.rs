@@ -254,7 +254,9 @@ async fn page(
             let page = draw(Shown::Found((id, view)), &request, page_secs);
             ShareAnswer::Page(SharePage(Ok(render::preview::with_link_card(page, &card))))
         }
-        answer => ShareAnswer::Page(SharePage(answer.map(|shown| draw(shown, &request, page_secs)))),
+        answer => ShareAnswer::Page(SharePage(
+            answer.map(|shown| draw(shown, &request, page_secs)),
+        )),
     }
 }
 
