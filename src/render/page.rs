@@ -452,7 +452,7 @@ pub fn boards_page(name: &str, owner: bool, boards: &[Pinboard], new_board: Opti
         } @else {
             ul.boards {
                 @for b in boards {
-                    li { a href=(format!("/boards/{}", b.id)) { (b.title) } time { (clock::iso(b.updated_at)) } }
+                    li { a href=(format!("/boards/{}", b.id)) { (b.title) } (maud::PreEscaped(super::times::time(&clock::iso(b.updated_at)))) }
                 }
             }
         }
