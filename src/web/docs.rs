@@ -193,8 +193,7 @@ async fn reference() -> Response {
             referrer: "no-referrer",
             csp: format!(
                 "default-src 'none'; script-src 'self'; style-src 'sha256-{}'{styles}; \
-                 img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; \
-                 frame-ancestors 'none'",
+                 img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
                 style_hash()
             ),
         },

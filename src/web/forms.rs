@@ -50,7 +50,7 @@ fn form_page(title: &str, body: &str) -> Page {
         referrer: "same-origin",
         csp: format!(
             "default-src 'none'; script-src 'self'; style-src 'sha256-{hash}'; \
-             base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+             base-uri 'none'; form-action 'self'"
         ),
     }
 }

@@ -169,7 +169,7 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
         referrer: "same-origin",
         csp: format!(
             "default-src 'none'; script-src 'self'; style-src 'sha256-{}'; img-src 'self' data:; \
-             base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+             base-uri 'none'; form-action 'self'",
             style_hash()
         ),
     }

@@ -46,6 +46,7 @@ both_stores! {
         assert!(csp.starts_with("default-src 'none'; script-src 'self'; style-src 'sha256-"), "{csp}");
         assert!(!csp.contains("unsafe") && !csp.contains("http"), "no inline script, eval or other site: {csp}");
         assert!(csp.contains("connect-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(csp.matches("frame-ancestors").count(), 1, "{csp}");
         assert!(html.contains("data-spec=\"/v1/openapi.json\""), "{html}");
         assert!(html.contains("href=\"/docs/pin-types\""));
         assert!(!html.contains("<script>"), "no inline script");

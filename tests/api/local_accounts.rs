@@ -141,6 +141,7 @@ local_stores! {
         let form = local.get(&path, None).await;
         assert_eq!(form.status, 200);
         let csp = form.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
+        assert_eq!(csp.matches("frame-ancestors").count(), 1, "{csp}");
         assert!(csp.contains("script-src 'self'") && csp.contains("form-action 'self'"), "{csp}");
         assert_eq!(form.headers[header::REFERRER_POLICY], "same-origin");
         assert_eq!(form.headers["x-frame-options"], "DENY");

@@ -21,6 +21,7 @@ both_stores! {
         assert_eq!(page.status, 200, "{}", page.body);
         let csp = page.headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_owned();
         assert!(csp.contains("script-src 'self'") && csp.contains("form-action 'self'") && !csp.contains("unsafe"), "{csp}");
+        assert_eq!(csp.matches("frame-ancestors").count(), 1, "one directive, or a browser complains: {csp}");
         assert_eq!(page.headers["x-frame-options"], "DENY");
         assert!(!inline_code(&page.body), "{}", page.body);
         for scope in ["pins:read", "pins:write", "pinboards:invite", "datasets:write", "*"] {

@@ -44,7 +44,8 @@ def a_shared_playlist_plays_its_boards_in_turn_each_live(server, browser):
     # A change on the board shown arrives without a reload.
     server.api("PATCH", f"/pins/{signups}", {"pin_config": {"label": "Signups", "value": 42}})
     page.wait_for_function(f"() => ({pin_text(signups)}).includes('42')", timeout=3000)
-    assert page.evaluate("document.scripts.length") == 2, "live.js and play.js, nothing else"
+    scripts = page.evaluate("[...document.scripts].map(s => s.src.split('/').pop().split('-')[0])")
+    assert sorted(scripts) == ["kiosk", "live", "play"], f"the page's scripts, nothing else: {scripts}"
     fits(page, 1920)
     shot(page, "playlist-first")
 
