@@ -163,6 +163,24 @@ both_stores! {
     }
 }
 
+/// The data of the next `pin.status` on `stream` (within the sweep's time).
+async fn next_status(stream: &mut Stream) -> Value {
+    stream
+        .next_of("pin.status", Duration::from_secs(8))
+        .await
+        .data
+}
+
+/// Writes pin `id`'s card value as `template`.
+async fn set_card(app: &TestApp, id: &str, template: &str) {
+    app.patch(
+        &format!("/v1/pins/{id}"),
+        &json!({"pin_config": cpu_card(json!(template))}),
+    )
+    .await
+    .expect(200);
+}
+
 /// A templated pin's status follows its dataset: a dataset write that changes it logs one
 /// `pin.status`; one that doesn't, none.
 async fn dataset_scenario(app: TestApp) {
@@ -183,10 +201,7 @@ async fn dataset_scenario(app: TestApp) {
     app.patch(&ds_path, &json!({"data": {"load": 95}}))
         .await
         .expect(200);
-    let status = stream
-        .next_of("pin.status", Duration::from_secs(8))
-        .await
-        .data;
+    let status = next_status(&mut stream).await;
     assert_eq!(status["id"], id.as_str());
     assert_eq!(status["data"]["status"], "critical", "{status}");
     assert_eq!(status["data"]["previous_status"], "ok");
@@ -215,10 +230,7 @@ async fn dataset_scenario(app: TestApp) {
 
     // A dataset gone renders the template empty: no number, `ok`.
     app.delete(&ds_path).await.expect(200);
-    let status = stream
-        .next_of("pin.status", Duration::from_secs(8))
-        .await
-        .data;
+    let status = next_status(&mut stream).await;
     assert_eq!(status["data"]["status"], "ok");
     assert_eq!(status["data"]["previous_status"], "critical");
 }
@@ -247,16 +259,8 @@ async fn own_write_scenario(app: TestApp) {
     assert_eq!(created.data()["status"], "critical");
     let mut stream = event_stream(&app).await;
 
-    app.patch(
-        &format!("/v1/pins/{id}"),
-        &json!({"pin_config": cpu_card(json!("{{cpu.idle}} %"))}),
-    )
-    .await
-    .expect(200);
-    let status = stream
-        .next_of("pin.status", Duration::from_secs(8))
-        .await
-        .data;
+    set_card(&app, &id, "{{cpu.idle}} %").await;
+    let status = next_status(&mut stream).await;
     assert_eq!(status["id"], id.as_str());
     assert_eq!(status["data"]["status"], "ok", "{status}");
     assert_eq!(status["data"]["previous_status"], "critical");
@@ -265,16 +269,8 @@ async fn own_write_scenario(app: TestApp) {
 
     // Back on the load (critical), then the dataset renamed: the pin's template reads
     // nothing any more (its old name is what marks it), so it is `ok` again.
-    app.patch(
-        &format!("/v1/pins/{id}"),
-        &json!({"pin_config": cpu_card(json!("{{cpu.load}} %"))}),
-    )
-    .await
-    .expect(200);
-    let status = stream
-        .next_of("pin.status", Duration::from_secs(8))
-        .await
-        .data;
+    set_card(&app, &id, "{{cpu.load}} %").await;
+    let status = next_status(&mut stream).await;
     assert_eq!(status["data"]["status"], "critical", "{status}");
     app.patch(
         &format!("/v1/datasets/{}", id_of(&dataset)),
@@ -282,10 +278,7 @@ async fn own_write_scenario(app: TestApp) {
     )
     .await
     .expect(200);
-    let status = stream
-        .next_of("pin.status", Duration::from_secs(8))
-        .await
-        .data;
+    let status = next_status(&mut stream).await;
     assert_eq!(status["data"]["status"], "ok", "{status}");
     assert_eq!(status["data"]["previous_status"], "critical");
 }
@@ -329,10 +322,7 @@ async fn replicas_log_each_status_change_once() {
     replica.send(write).await.expect(200);
     let mut seen = Vec::new();
     for _ in 0..ids.len() {
-        let status = stream
-            .next_of("pin.status", Duration::from_secs(8))
-            .await
-            .data;
+        let status = next_status(&mut stream).await;
         assert_eq!(status["data"]["status"], "warning", "{status}");
         seen.push(status["id"].clone());
     }
