@@ -14,7 +14,9 @@ use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::pin_types::rules::{join, max_bytes, max_chars, web_url, MAX_URL_CHARS};
+use crate::pin_types::rules::{
+    join, max_bytes, max_chars, web_url, MAX_URL_CHARS, WEB_URL_PATTERN,
+};
 use crate::pin_types::ConfigError;
 use crate::templates::{self, holds, Op, Renderer};
 use crate::wire::body::{discriminated, Variant};
@@ -340,9 +342,9 @@ pub struct MarkdownConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImageConfig {
-    /// Absolute `http` or `https` URL, at most 2048 characters (the scheme is checked by
-    /// the service).
-    #[schemars(url, length(max = MAX_URL_CHARS))]
+    /// Absolute `http` or `https` URL, at most 2048 characters (the pattern states the
+    /// scheme; the service also checks that it parses, with a host).
+    #[schemars(url, regex(pattern = WEB_URL_PATTERN), length(max = MAX_URL_CHARS))]
     pub url: String,
     /// Text for readers who cannot see the picture, at most 200 characters.
     #[schemars(length(max = MAX_SHORT_CHARS))]
@@ -362,20 +364,82 @@ pub struct CodeConfig {
 }
 
 /// `conditional`: shows the bodies of `then` when the test holds, else those of `else`.
-/// Conditionals nest at most 4 deep.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Conditionals nest at most 4 deep. Its schema is written out per depth
+/// ([`conditional_at`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConditionalConfig {
     /// The test.
     #[serde(rename = "if")]
     pub test: Condition,
     /// Shown when the test holds; at most 100 bodies.
-    #[schemars(length(max = MAX_BRANCH_ITEMS))]
     pub then: Vec<BlockBody>,
     /// Shown otherwise; at most 100 bodies.
     #[serde(rename = "else")]
-    #[schemars(length(max = MAX_BRANCH_ITEMS))]
     pub otherwise: Option<Vec<BlockBody>>,
+}
+
+impl JsonSchema for ConditionalConfig {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ConditionalConfig".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        conditional_at(generator, 1)
+    }
+}
+
+/// The schema of a conditional's config at `depth` (1: a block's own config): its
+/// branches hold bodies of `depth + 1`, and past [`MAX_DEPTH`] a body can't be a
+/// conditional, so the schema states the limit [`check`] enforces. Each depth is a
+/// component of its own (`ConditionalConfig`, then `ConditionalConfigDepth2`, ...).
+fn conditional_at(generator: &mut SchemaGenerator, depth: usize) -> Schema {
+    let bodies = if depth == 1 {
+        generator.subschema_for::<BlockBody>()
+    } else {
+        let name = format!("BlockBodyDepth{}", depth + 1);
+        let suffix = format!("BlockDepth{}", depth + 1);
+        named(generator, &name, |g| {
+            typed_bodies(g, &suffix, None, depth + 1)
+        })
+    };
+    json_schema!({
+        "description": "`conditional`: shows the bodies of `then` when the test holds, else \
+            those of `else`. Conditionals nest at most 4 deep.",
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["if", "then"],
+        "properties": {
+            "if": generator.subschema_for::<Condition>(),
+            "then": {
+                "description": "Shown when the test holds; at most 100 bodies.",
+                "type": "array",
+                "maxItems": MAX_BRANCH_ITEMS,
+                "items": bodies,
+            },
+            "else": {
+                "description": "Shown otherwise; at most 100 bodies.",
+                "type": ["array", "null"],
+                "maxItems": MAX_BRANCH_ITEMS,
+                "items": bodies,
+            },
+        },
+    })
+}
+
+/// A reference to the component `name`, made by `build` the first time it is asked for.
+fn named(
+    generator: &mut SchemaGenerator,
+    name: &str,
+    build: impl FnOnce(&mut SchemaGenerator) -> Schema,
+) -> Schema {
+    if !generator.definitions().contains_key(name) {
+        let schema = build(generator);
+        generator
+            .definitions_mut()
+            .insert(name.to_owned(), schema.to_value());
+    }
+    json_schema!({ "$ref": crate::wire::body::reference(generator, name) })
 }
 
 /// A conditional's test: `op` applied to the value at `var` and `value`.
@@ -410,36 +474,52 @@ impl JsonSchema for BlockBody {
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        typed_bodies(generator, "Block", None)
+        typed_bodies(generator, "Block", None, 2)
     }
 }
 
-/// The schema of a `config` of `block_type`.
+/// The schema of a block's own `config` of `block_type`.
 pub fn config_of(generator: &mut SchemaGenerator, block_type: BlockType) -> Schema {
+    config_at(generator, block_type, 1)
+}
+
+/// The schema of a `config` of `block_type` in a body at `depth` (1: a block's own).
+fn config_at(generator: &mut SchemaGenerator, block_type: BlockType, depth: usize) -> Schema {
     match block_type {
         BlockType::Markdown => generator.subschema_for::<MarkdownConfig>(),
         BlockType::Image => generator.subschema_for::<ImageConfig>(),
         BlockType::Code => generator.subschema_for::<CodeConfig>(),
-        BlockType::Conditional => generator.subschema_for::<ConditionalConfig>(),
+        BlockType::Conditional if depth == 1 => generator.subschema_for::<ConditionalConfig>(),
+        BlockType::Conditional => {
+            named(generator, &format!("ConditionalConfigDepth{depth}"), |g| {
+                conditional_at(g, depth)
+            })
+        }
     }
 }
 
-/// The schema of a block body `{block_type, config}` (plus `extra`, a property name and
-/// its schema): one variant per block type, named `<Type><suffix>`
-/// (`MarkdownBlock`), whose `config` is that type's schema, with a discriminator on
-/// `block_type`. [`check`] enforces what a schema cannot (URL schemes, nesting depth).
+/// The schema of a block body `{block_type, config}` at `depth` (1: a block, 2: a body in
+/// its conditional's branch, ...) plus `extra`, a property name and its schema: one
+/// variant per block type, named `<Type><suffix>` (`MarkdownBlock`), whose `config` is
+/// that type's schema, with a discriminator on `block_type`; past [`MAX_DEPTH`] there is
+/// no conditional. [`check`] enforces what a schema cannot (that a URL parses).
 pub fn typed_bodies(
     generator: &mut SchemaGenerator,
     suffix: &str,
     extra: Option<(&str, Value)>,
+    depth: usize,
 ) -> Schema {
     let variants = BlockType::ALL
         .into_iter()
+        .filter(|block_type| *block_type != BlockType::Conditional || depth <= MAX_DEPTH)
         .map(|block_type| {
             let name = block_type.as_str();
             let mut properties = Map::new();
             properties.insert("block_type".into(), json!({ "const": name }));
-            properties.insert("config".into(), config_of(generator, block_type).to_value());
+            properties.insert(
+                "config".into(),
+                config_at(generator, block_type, depth).to_value(),
+            );
             if let Some((key, schema)) = &extra {
                 properties.insert((*key).to_owned(), schema.clone());
             }
@@ -995,7 +1075,7 @@ mod tests {
         let schema = config_schema(&mut generator);
         let any_of = schema.get("anyOf").and_then(Value::as_array).map(Vec::len);
         assert_eq!(any_of, Some(4));
-        let bodies = typed_bodies(&mut generator, "Block", None);
+        let bodies = typed_bodies(&mut generator, "Block", None, 2);
         let one_of = bodies.get("oneOf").and_then(Value::as_array).map(Vec::len);
         assert_eq!(one_of, Some(4));
         assert_eq!(
@@ -1010,8 +1090,15 @@ mod tests {
             "ConditionalConfig",
             "BlockBody",
             "CodeBlock",
+            "ConditionalConfigDepth4",
+            "BlockBodyDepth5",
         ] {
             assert!(defs.contains_key(name), "{name}");
         }
+        // Bodies past the depth limit can't be conditionals.
+        let deepest = defs["BlockBodyDepth5"]["discriminator"]["mapping"].clone();
+        assert_eq!(deepest.as_object().map(|m| m.len()), Some(3));
+        assert!(deepest.get("conditional").is_none());
+        assert!(!defs.contains_key("ConditionalConfigDepth5"));
     }
 }

@@ -52,7 +52,8 @@ impl JsonSchema for CreateBlockBody {
             "Index to insert at (0 = first), at most the number of blocks the pin has (else \
              400); without it, last. A pin has at most 100 blocks (else 400).",
         );
-        let mut schema = body::typed_bodies(generator, "BlockCreate", Some(("position", position)));
+        let mut schema =
+            body::typed_bodies(generator, "BlockCreate", Some(("position", position)), 1);
         schema.insert(
             "description".into(),
             "`POST /pins/{id}/blocks` body: `config` of the `block_type` (`markdown {text}`, \

@@ -11,9 +11,9 @@ use super::{ConfigError, PinConfig};
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ImageConfig {
-    /// Absolute `http` or `https` URL of the picture, at most 2048 characters
-    /// (the scheme is checked by the service).
-    #[schemars(url, length(max = super::rules::MAX_URL_CHARS))]
+    /// Absolute `http` or `https` URL of the picture, at most 2048 characters (the
+    /// pattern states the scheme; the service also checks that it parses, with a host).
+    #[schemars(url, regex(pattern = super::rules::WEB_URL_PATTERN), length(max = super::rules::MAX_URL_CHARS))]
     pub url: String,
     /// Text for readers who cannot see the picture, at most 500 characters.
     #[schemars(length(max = 500))]

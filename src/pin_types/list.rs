@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::rules::{max_chars, max_items, web_url, MAX_URL_CHARS};
+use super::rules::{max_chars, max_items, web_url, MAX_URL_CHARS, WEB_URL_PATTERN};
 use super::{ConfigError, PinConfig};
 
 /// Most items in one list.
@@ -28,9 +28,9 @@ pub struct ListItem {
     pub text: String,
     /// Present: show a checkbox, ticked when true.
     pub checked: Option<bool>,
-    /// Link target: an absolute `http` or `https` URL, at most 2048 characters
-    /// (the scheme is checked by the service).
-    #[schemars(url, length(max = MAX_URL_CHARS))]
+    /// Link target: an absolute `http` or `https` URL, at most 2048 characters (the
+    /// pattern states the scheme; the service also checks that it parses, with a host).
+    #[schemars(url, regex(pattern = WEB_URL_PATTERN), length(max = MAX_URL_CHARS))]
     pub url: Option<String>,
 }
 

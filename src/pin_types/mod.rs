@@ -174,6 +174,45 @@ pub fn config_schema(generator: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Pairs a body's configurations with its `pin_type` (a `transform` of the create and
+/// update bodies): one `if`/`then` per type, so the schema states that `pin_config`,
+/// `content` and `metadata.pin_config` sent beside `pin_type` are of that type. The
+/// types' schemas are taken from the `pin_config` property's `anyOf`, which
+/// [`config_schema`] writes in [`PinType::ALL`]'s order. A configuration sent without
+/// `pin_type` (an update) is checked against the stored type, which no schema can see.
+pub fn config_by_type(schema: &mut Schema) {
+    let Some(any_of) = schema
+        .get("properties")
+        .and_then(|p| p.get("pin_config"))
+        .and_then(|c| c.get("anyOf"))
+        .and_then(Value::as_array)
+        .filter(|a| a.len() == PinType::ALL.len())
+        .cloned()
+    else {
+        return;
+    };
+    let rules: Vec<Value> = PinType::ALL
+        .iter()
+        .zip(any_of)
+        .map(|(pin_type, config)| {
+            serde_json::json!({
+                "if": {
+                    "properties": { "pin_type": { "const": pin_type.as_str() } },
+                    "required": ["pin_type"],
+                },
+                "then": {
+                    "properties": {
+                        "pin_config": config,
+                        "content": config,
+                        "metadata": { "properties": { "pin_config": config } },
+                    },
+                },
+            })
+        })
+        .collect();
+    schema.insert("allOf".into(), rules.into());
+}
+
 /// Parses and checks a configuration for `pin_type`. Ok means it is fully valid.
 pub fn validate(pin_type: PinType, config: &Value) -> Result<(), ConfigError> {
     (pin_type.spec().validate)(config)

@@ -15,6 +15,11 @@ pub(crate) const MAX_URL_CHARS: usize = 2048;
 /// What [`date`] accepts, for error messages.
 pub(super) const DATE_EXPECTED: &str = "an ISO 8601 date: RFC 3339 date-time or YYYY-MM-DD";
 
+/// The part of [`web_url`]'s rule a schema can state: an `http` or `https` scheme (any
+/// case, after the blanks and control characters a URL parser skips), then more text. The
+/// rest (a host, a parseable URL) is checked by the service.
+pub(crate) const WEB_URL_PATTERN: &str = "^[\\x01-\\x20]*[Hh][Tt][Tt][Pp][Ss]?:[^\\x00]+$";
+
 /// What [`web_url`] accepts, for error messages.
 pub(crate) const URL_EXPECTED: &str = "an absolute http or https URL";
 

@@ -82,6 +82,14 @@ pub struct Variant {
     pub schema: Schema,
 }
 
+/// The reference to the component `name`, as schemars writes its own: `#`, the
+/// definitions' JSON pointer, `/`, the name.
+pub fn reference(generator: &SchemaGenerator, name: &str) -> String {
+    let path = &generator.settings().definitions_path;
+    let path = path.strip_prefix('#').unwrap_or(path);
+    format!("#{}/{name}", path.strip_suffix('/').unwrap_or(path))
+}
+
 /// `oneOf` the `variants`, each a component of its own, with an OpenAPI `discriminator`
 /// on `property` mapping each value to its variant: the schema states which shape goes
 /// with which value.
@@ -90,14 +98,10 @@ pub fn discriminated(
     property: &str,
     variants: Vec<Variant>,
 ) -> Schema {
-    // As schemars writes its references: `#`, the definitions' JSON pointer, `/`, the name.
-    let path = &generator.settings().definitions_path;
-    let path = path.strip_prefix('#').unwrap_or(path);
-    let prefix = format!("#{}/", path.strip_suffix('/').unwrap_or(path));
     let mut one_of = Vec::new();
     let mut mapping = serde_json::Map::new();
     for variant in variants {
-        let reference = format!("{prefix}{}", variant.name);
+        let reference = reference(generator, &variant.name);
         one_of.push(serde_json::json!({ "$ref": reference }));
         mapping.insert(variant.value.to_owned(), reference.into());
         generator

@@ -679,9 +679,57 @@ both_stores! {
             let res = app.post(&blocks, &body).await;
             assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
         }
+        // Conditionals nest at most 4 deep: the schema says so, and agrees with the server.
+        let nested = |depth: usize| {
+            let mut body = json!({"block_type": "markdown", "config": {"text": "hi"}});
+            for _ in 0..depth {
+                body = json!({"block_type": "conditional",
+                    "config": {"if": {"var": "a", "op": "exists"}, "then": [body]}});
+            }
+            body
+        };
+        for (depth, ok) in [(1, true), (4, true), (5, false)] {
+            let body = nested(depth);
+            assert_eq!(valid(&doc, block, &body), ok, "depth {depth}");
+            let res = app.post(&blocks, &body).await;
+            assert_eq!(res.status, if ok { 200 } else { 400 }, "depth {depth}: {}", res.body);
+        }
         let update = "/components/schemas/UpdateBlockBody";
         assert!(!valid(&doc, update, &json!({"block_type": "code", "config": {"text": "hi"}})));
         assert!(valid(&doc, update, &json!({"config": {"text": "hi"}})));
+    }
+
+    async fn a_pins_configuration_is_of_its_type_in_the_schemas(app) {
+        let doc = document(&app).await;
+        let create = "/components/schemas/CreateBody";
+        let cards = json!({"cards": [{"title": "Revenue", "value": "1"}]});
+        let gauge = json!({"value": 3, "min": 0, "max": 10});
+        let cases = [
+            (json!({"pin_type": "stat-cards", "pin_config": cards}), true),
+            (json!({"pin_type": "gauge", "pin_config": gauge}), true),
+            (json!({"pin_type": "gauge", "pin_config": cards}), false),
+            (json!({"pin_type": "stat-cards", "content": gauge, "data_type": "pin-card"}), false),
+            (json!({"pin_type": "stat-cards", "metadata": {"pin_config": gauge}}), false),
+            (json!({"pin_type": "image", "pin_config": {"url": "https://example.com/a.png"}}), true),
+            (json!({"pin_type": "image", "pin_config": {"url": "HTTP://example.com/a.png"}}), true),
+            (json!({"pin_type": "image", "pin_config": {"url": "ftp://example.com/a.png"}}), false),
+            (json!({"pin_type": "image", "pin_config": {"url": "javascript:alert(1)"}}), false),
+            (json!({"pin_type": "list", "pin_config": {"items": [{"text": "a", "url": "data:,x"}]}}), false),
+        ];
+        for (body, ok) in cases {
+            assert_eq!(valid(&doc, create, &body), ok, "{body}");
+            let res = app.post("/v1/pins", &body).await;
+            assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
+        }
+        let update = "/components/schemas/UpdateBody";
+        assert!(!valid(&doc, update, &json!({"pin_type": "gauge", "pin_config": cards})));
+        assert!(valid(&doc, update, &json!({"pin_type": "gauge", "pin_config": gauge})));
+        // Without `pin_type`, the stored type decides: the schema admits any type's.
+        assert!(valid(&doc, update, &json!({"pin_config": gauge})));
+        let block = "/components/schemas/CreateBlockBody";
+        let picture = |url: &str| json!({"block_type": "image", "config": {"url": url}});
+        assert!(valid(&doc, block, &picture("https://example.com/a.png")));
+        assert!(!valid(&doc, block, &picture("file:///etc/passwd")));
     }
 
     async fn placement_rules_are_in_the_schemas(app) {
