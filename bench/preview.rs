@@ -2,8 +2,9 @@
 //! board (the 18 catalogue examples and two 100-point line charts, 3 columns wide, on 10
 //! rows), the server's own work behind one request: layout, rasterising with resvg, PNG.
 //!
-//! `cargo run --release --example preview_bench` prints one line per figure:
-//! `name: ours=... target=...`.
+//! `cargo run --release --example preview_bench [FILE]` prints one line per figure:
+//! `name: ours=... target=...`, and writes the picture to FILE when one is named (to look
+//! at it, or to try other encodings of the same pixels).
 
 use std::{collections::HashMap, time::Instant};
 
@@ -107,4 +108,7 @@ fn main() {
         "preview_png_ms (20 pins, median of {runs}): ours={median:.1} target=50 max={worst:.1}"
     );
     println!("preview_png_bytes: ours={}", png.len());
+    if let Some(path) = std::env::args().nth(1) {
+        std::fs::write(&path, &png).expect("the picture is written");
+    }
 }
