@@ -18,25 +18,8 @@ use serde_json::json;
 
 fn pin(i: usize, pin_type: &str, config: String) -> Pin {
     Pin {
-        id: format!("p-{i}"),
-        pin_type: pin_type.to_owned(),
-        pin_config: config,
-        pin_layout: "{}".to_owned(),
-        is_public: false,
-        allow_edit: false,
-        require_sign_in: false,
-        allow_comments: false,
         title: Some(format!("Pin {i} of {pin_type}")),
-        tags: Vec::new(),
-        provenance: None,
-        key: None,
-        version: 1,
-        created_at: 0,
-        updated_at: 0,
-        expected_every_secs: None,
-        last_pushed_at: 0,
-        status_rules: None,
-        status: None,
+        ..Pin::new(format!("p-{i}"), pin_type, config)
     }
 }
 

@@ -162,28 +162,18 @@ mod tests {
     use serde_json::json;
 
     fn pin() -> Pin {
+        let config =
+            r#"{"cards":[{"title":"Revenue","value":"$1"},{"title":"Users","value":"9"}]}"#;
         Pin {
-            id: "p-1".into(),
-            pin_type: "stat-cards".into(),
-            pin_config:
-                r#"{"cards":[{"title":"Revenue","value":"$1"},{"title":"Users","value":"9"}]}"#
-                    .into(),
             pin_layout: "2x1".into(),
-            is_public: false,
-            allow_edit: false,
-            require_sign_in: false,
-            allow_comments: false,
             title: Some("Sales".into()),
             tags: vec!["finance".into()],
-            provenance: None,
             key: Some("sales".into()),
             version: 3,
             created_at: 1,
             updated_at: 2,
-            expected_every_secs: None,
             last_pushed_at: 2,
-            status_rules: None,
-            status: None,
+            ..Pin::new("p-1", "stat-cards", config)
         }
     }
 

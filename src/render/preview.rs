@@ -1076,25 +1076,13 @@ mod tests {
 
     fn pin(i: usize, pin_type: PinType) -> Pin {
         Pin {
-            id: format!("p-{i}"),
-            pin_type: pin_type.as_str().to_owned(),
-            pin_config: pin_type.example().to_string(),
-            pin_layout: "{}".to_owned(),
-            is_public: false,
-            allow_edit: false,
-            require_sign_in: false,
-            allow_comments: false,
             title: Some(format!("<{}> & \"{}\"", pin_type.as_str(), i)),
-            tags: Vec::new(),
-            provenance: None,
-            key: None,
-            version: 1,
-            created_at: 0,
-            updated_at: 0,
-            expected_every_secs: None,
-            last_pushed_at: 0,
-            status_rules: None,
             status: (i == 1).then(|| "critical".to_owned()),
+            ..Pin::new(
+                format!("p-{i}"),
+                pin_type.as_str(),
+                pin_type.example().to_string(),
+            )
         }
     }
 

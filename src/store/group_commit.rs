@@ -188,25 +188,8 @@ pub(super) mod tests {
     /// A small `json` pin titled `title`.
     pub(in crate::store) fn pin(title: &str) -> Pin {
         Pin {
-            id: crate::ids::new_id("p-"),
-            pin_type: "json".into(),
-            pin_config: r#"{"data":1}"#.into(),
-            pin_layout: "1x1".into(),
-            is_public: false,
-            allow_edit: false,
-            require_sign_in: false,
-            allow_comments: false,
             title: Some(title.into()),
-            tags: Vec::new(),
-            provenance: None,
-            key: None,
-            version: 1,
-            created_at: 0,
-            updated_at: 0,
-            expected_every_secs: None,
-            last_pushed_at: 0,
-            status_rules: None,
-            status: None,
+            ..Pin::new(crate::ids::new_id("p-"), "json", r#"{"data":1}"#)
         }
     }
 

@@ -45,6 +45,34 @@ pub struct Pin {
 }
 
 impl Pin {
+    /// A pin of `pin_type` showing `config` (JSON text) as a create would first make it:
+    /// version 1, private, 1x1, without title, tags, key, provenance or rules, at time 0.
+    /// What pictures, pages and stores are tested and measured with; set the rest with
+    /// struct update syntax (`Pin { title, ..Pin::new(..) }`).
+    pub fn new(id: impl Into<String>, pin_type: &str, config: impl Into<String>) -> Pin {
+        Pin {
+            id: id.into(),
+            pin_type: pin_type.to_owned(),
+            pin_config: config.into(),
+            pin_layout: "1x1".to_owned(),
+            is_public: false,
+            allow_edit: false,
+            require_sign_in: false,
+            allow_comments: false,
+            title: None,
+            tags: Vec::new(),
+            provenance: None,
+            key: None,
+            version: 1,
+            created_at: 0,
+            updated_at: 0,
+            expected_every_secs: None,
+            last_pushed_at: 0,
+            status_rules: None,
+            status: None,
+        }
+    }
+
     /// The pin's share settings (flat fields of the pin, as `is_public` came first).
     pub fn sharing(&self) -> Sharing {
         Sharing {
