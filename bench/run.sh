@@ -32,7 +32,7 @@ case "$ONLY" in ""|rendered|mcp|events|hooks|writes|updates|export|signals|webho
 PG_ADMIN=${BENCH_PG_URL:-postgres://postgres@127.0.0.1:5432}
 CONNS=32
 
-for tool in wrk pgbench psql python3 curl node ss; do
+for tool in wrk pgbench psql python3 curl node ss gcc; do
   command -v "$tool" >/dev/null || { echo "bench needs $tool (apt-get install wrk postgresql-client)" >&2; exit 1; }
 done
 
@@ -352,18 +352,52 @@ if [ -z "$ONLY" ]; then
   read -r CEIL_RPS _ <<<"$(KEY= wrk_run "http://127.0.0.1:$CEIL_PORT/healthz" bench/lua/get.lua)"
 fi
 
-# The peer, dashing-js: its POST/s, and its push-to-viewer p99 at 100 and 1,000 viewers.
+# Push latency is measured with the peer's C probe (sse_probe.c: one epoll loop, ~1-2 us a
+# delivery, where sse_probe.js spends ~26 us and at 1,000 viewers sets the p99 itself).
 PEER=../shared/bench/peer-dashing
+gcc -O2 -o "$WORK/sse_probe" "$PEER/sse_probe.c"
+# push_probe PORT POST_PATH BODY_TEMPLATE VIEWERS UPDATES [HEADER]...: the probe's JSON line
+# (%SEQ% in BODY_TEMPLATE is the update's number; viewers on /v1/events, or /events for
+# dashing-js), one update every 100 ms.
+push_probe() {
+  local port=$1 post=$2 body=$3 k=$4 m=$5 events=/v1/events
+  shift 5
+  [ "$post" = /widgets/revenue ] && events=/events
+  timeout 150 "$WORK/sse_probe" "$port" "$events" "$post" "$body" "$k" "$m" 100 "$@"
+}
+# p99_if_complete JSON: the probe's p99, or nothing when a delivery was missing.
+p99_if_complete() {
+  python3 -c 'import json, sys; o = json.loads(sys.argv[1]); print(o["push_p99_ms"] if o["deliveries"] == o["deliveries_expected"] else "")' "$1"
+}
+PUSH_BODY='{"pin_type":"json","pin_config":{"data":{"bench_seq":%SEQ%}}}'
+
+# The peer, dashing-js: its POST/s (its own run.sh), and its push-to-viewer p99 at 100 and
+# 1,000 viewers with the same C probe as ours (a dashing-js this harness starts).
 DASHING_RPS="" DASHING_PUSH_100="" DASHING_PUSH_1000="" DASHING_LOADED=""
 peer_field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$2" | tail -n 1; }
 if [ $SMOKE = 0 ] && { [ -z "$ONLY" ] || [ "$ONLY" = events ]; } && [ -f $PEER/run.sh ]; then
   out=$(bash $PEER/run.sh "$DUR" 2>/dev/null || true)
   DASHING_RPS=$(peer_field post_rps "$out")
-  DASHING_PUSH_100=$(peer_field push_p99_ms "$out")
   out=$(SSE_VIEWERS=1000 LOADED_VIEWERS=1000 bash $PEER/run.sh "$DUR" 2>/dev/null || true)
-  DASHING_PUSH_1000=$(peer_field push_p99_ms "$out")
   DASHING_LOADED=$(peer_field post_rps_1000v "$out")
   [ -n "$DASHING_LOADED" ] && line "dashing-js.post_rps_1000_viewers (vs its own with none)" "$DASHING_LOADED" "$(peer_field post_rps "$out")"
+  # run.sh set the peer up under $PEER_DASHING_DIR (default /tmp/peer-dashing).
+  PEER_DIR=${PEER_DASHING_DIR:-/tmp/peer-dashing}
+  if [ -f "$PEER_DIR/server.js" ]; then
+    DASHING_PORT=$(free_port)
+    (cd "$PEER_DIR" && NODE_ENV=production HOST=127.0.0.1 PORT="$DASHING_PORT" \
+      DASHING_AUTH_TOKEN="$(cat auth_token)" exec node server.js) >"$WORK/dashing.log" 2>&1 &
+    DASHING_PID=$!
+    PIDS+=($DASHING_PID)
+    for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$DASHING_PORT/" && break; sleep 0.2; done
+    dashing_body="{\"auth_token\":\"$(cat "$PEER_DIR/auth_token")\",\"current\":1,\"bench_seq\":%SEQ%}"
+    for k in 100 1000; do
+      p99=$(p99_if_complete "$(push_probe "$DASHING_PORT" /widgets/revenue "$dashing_body" "$k" 50)")
+      echo "dashing-js.push_${k}v: p99_ms=$p99 (C probe)"
+      [ $k = 100 ] && DASHING_PUSH_100=$p99 || DASHING_PUSH_1000=$p99
+    done
+    kill "$DASHING_PID" 2>/dev/null || true
+  fi
 fi
 
 # The push floor (bench/push_floor.rs): the same probe against a server that stores and checks
@@ -377,10 +411,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = events ]; then
   floor_viewers=(100 1000) floor_updates=50
   [ $SMOKE = 1 ] && floor_viewers=(5 20) floor_updates=3
   for k in "${floor_viewers[@]}"; do
-    p99=$(timeout 150 node $PEER/sse_probe.js --url "http://127.0.0.1:$FLOOR_PORT" --events /v1/events --post /v1/pins \
-      --body '{"pin_type": "json", "pin_config": {"data": {}}}' --seq-into pin_config.data \
-      --viewers "$k" --updates "$floor_updates" --interval-ms 100 \
-      | python3 -c 'import json, sys; o = json.load(sys.stdin); print(o["push_p99_ms"] if o["deliveries"] == o["deliveries_expected"] else "")')
+    p99=$(p99_if_complete "$(push_probe "$FLOOR_PORT" /v1/pins "$PUSH_BODY" "$k" "$floor_updates")")
     echo "push_floor.push_${k}v: p99_ms=$p99"
     [ "$k" = "${floor_viewers[0]}" ] && FLOOR_PUSH_100=$p99 || FLOOR_PUSH_1000=$p99
   done
@@ -816,10 +847,7 @@ bench_events() {
   local viewers=(100 1000) updates=50
   [ $SMOKE = 1 ] && viewers=(5 20) updates=3
   for k in "${viewers[@]}"; do
-    timeout 150 node $probe --url "$base" --events /v1/events --post /v1/pins \
-      --header "Authorization: Bearer $key" --viewer-header "Authorization: Bearer $key" \
-      --body '{"pin_type": "json", "pin_config": {"data": {}}}' --seq-into pin_config.data \
-      --viewers "$k" --updates "$updates" --interval-ms 100 >"$WORK/probe.json"
+    push_probe "${base##*:}" /v1/pins "$PUSH_BODY" "$k" "$updates" "Authorization: Bearer $key" >"$WORK/probe.json"
     read -r p50 p99 got expected silent <<<"$(python3 -c 'import json, sys
 o = json.load(open(sys.argv[1]))
 print(o["push_p50_ms"], o["push_p99_ms"], o["deliveries"], o["deliveries_expected"], o["viewers_got_nothing"])' "$WORK/probe.json")"
