@@ -11,22 +11,8 @@ use sha2::{Digest, Sha256};
 
 use crate::render::{esc, Page};
 
-const CSS: &str = "\
-:root{color-scheme:light dark;--bg:#f4f5f7;--fg:#111;--card:#fff;--line:#e5e7eb;--muted:#555;--accent:#2563eb;--bad:#dc2626;\
-font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg);line-height:1.35}\
-@media (prefers-color-scheme:dark){:root{--bg:#0f1115;--fg:#e7e9ec;--card:#181b21;--line:#2b3038;--muted:#a3abb5;--accent:#60a5fa;--bad:#f87171}}\
-body{margin:0;padding:24px}main{max-width:420px;margin:8vh auto 0}h1{font-size:1.6rem;margin:0 0 16px}\
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:18px 20px}\
-form{display:grid;gap:12px;margin:0}label{display:grid;gap:4px;font-size:.9rem}\
-input{font:inherit;padding:8px 10px;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);min-width:0}\
-input:focus{outline:2px solid var(--accent);outline-offset:1px}\
-button,.button{font:inherit;padding:8px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;text-align:center;text-decoration:none}\
-.button.plain{background:var(--card);color:var(--fg);border-color:var(--line)}\
-.or{display:flex;align-items:center;gap:10px;color:var(--muted);font-size:.85rem;margin:14px 0}\
-.or::before,.or::after{content:\"\";flex:1;border-top:1px solid var(--line)}\
-.provider{display:grid}.muted{color:var(--muted);font-size:.9rem;margin:0 0 12px}\
-.error{color:var(--bad);border:1px solid var(--bad);border-radius:6px;padding:8px 10px;margin:0 0 12px}\
-a{color:var(--accent)}@media (max-width:720px){body{padding:12px}main{margin-top:16px}}";
+/// The style sheet of these pages (assets/forms.css), embedded at build time.
+const CSS: &str = include_str!("../../assets/forms.css");
 
 /// A page of this module: `body` inside `<main>`, its one style sheet allowed by its hash.
 /// Found (200) unless the caller says otherwise: a form shown again with an error is not.
