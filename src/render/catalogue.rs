@@ -6,7 +6,10 @@ use std::sync::OnceLock;
 
 use maud::{html, PreEscaped};
 
-use super::{page::page, pin_body, Page, View};
+use super::{
+    page::{page, Body},
+    pin_body, Page,
+};
 use crate::pin_types::PinType;
 
 /// The catalogue's own layout (assets/catalogue.css, embedded at build time), added to the
@@ -15,18 +18,8 @@ const CSS: &str = include_str!("../../assets/catalogue.css");
 
 /// The page, drawn once: the catalogue can't change while the process runs.
 pub fn pin_types_page() -> Page {
-    static PAGE: OnceLock<(String, String, String)> = OnceLock::new();
-    let (html, fragment, csp) = PAGE.get_or_init(|| {
-        let page = draw();
-        (page.html, page.fragment, page.csp)
-    });
-    Page {
-        found: true,
-        html: html.clone(),
-        fragment: fragment.clone(),
-        csp: csp.clone(),
-        referrer: "no-referrer",
-    }
+    static PAGE: OnceLock<Page> = OnceLock::new();
+    PAGE.get_or_init(draw).clone()
 }
 
 fn pretty(value: &serde_json::Value) -> String {
@@ -34,7 +27,7 @@ fn pretty(value: &serde_json::Value) -> String {
 }
 
 fn draw() -> Page {
-    let body = html! {
+    let top = html! {
         header {
             h1 { "Pin types" }
         }
@@ -47,15 +40,17 @@ fn draw() -> Page {
             }
             ul.toc {
                 @for t in PinType::ALL {
-                    li { a href=(format!("#{}", t.as_str())) { (t.as_str()) } }
+                    li { a href={ "#" (t.as_str()) } { (t.as_str()) } }
                 }
             }
         }
+    };
+    let main = html! {
         main data-title="Pin types" {
             @for t in PinType::ALL {
                 section."type" id=(t.as_str()) {
                     h2 { (t.description()) code { (t.as_str()) } }
-                    section.pin aria-label=(format!("Example of {}", t.as_str())) {
+                    section.pin aria-label={ "Example of " (t.as_str()) } {
                         h2 { "Example" }
                         (PreEscaped(pin_body(t.as_str(), &t.example().to_string())))
                     }
@@ -70,9 +65,11 @@ fn draw() -> Page {
                 }
             }
         }
+    };
+    let bottom = html! {
         footer { "Corkboard · " a href="/docs" { "API reference" } }
     };
-    page("Pin types", body.into_string(), CSS, true, &View::default())
+    page("Pin types", Body { top, main, bottom }, CSS, true)
 }
 
 #[cfg(test)]

@@ -180,17 +180,16 @@ async fn reference() -> Response {
         .map(|hash| format!(" 'sha256-{hash}'"))
         .collect();
     super::html(
-        Page {
-            found: true,
-            html: document.into_string(),
-            fragment: String::new(),
-            referrer: "no-referrer",
-            csp: format!(
+        Page::new(
+            document.into_string(),
+            String::new(),
+            format!(
                 "default-src 'none'; script-src 'self'; style-src 'sha256-{}'{styles}; \
                  img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
                 style_hash()
             ),
-        },
+            "no-referrer",
+        ),
         StatusCode::OK,
     )
 }

@@ -123,17 +123,16 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
             body { (body) }
         }
     };
-    Page {
-        found: true,
-        html: document.into_string(),
-        fragment: body.into_string(),
-        referrer: "same-origin",
-        csp: format!(
+    Page::new(
+        document.into_string(),
+        body.into_string(),
+        format!(
             "default-src 'none'; script-src 'self'; style-src 'sha256-{}'; img-src 'self' data:; \
              base-uri 'none'; form-action 'self'",
             style_hash()
         ),
-    }
+        "same-origin",
+    )
 }
 
 /// A page of an owner's section (`/settings/...`) for `who`, answered with `status` (a
