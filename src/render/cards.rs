@@ -1,7 +1,9 @@
 //! Figures: `stat-cards`, `kpi` and `progress`.
 
+use maud::{html, Markup, PreEscaped};
+
+use super::charts::sparkline;
 use super::numbers::{fit, plain, readable};
-use super::{charts::sparkline, esc};
 use crate::pin_types::{
     kpi::{KpiConfig, KpiValue},
     progress::ProgressConfig,
@@ -13,7 +15,7 @@ const FIGURE_CHARS: usize = 10;
 
 /// A change with its trend as an arrow, coloured by whether that direction is good
 /// (`trend_good`, default up: a fall in latency is green), and said in words in its title.
-fn change(change: Option<&str>, trend: Option<Trend>, good: Option<TrendGood>) -> String {
+fn change(change: Option<&str>, trend: Option<Trend>, good: Option<TrendGood>) -> Markup {
     let good = good.unwrap_or_default();
     let (arrow, words) = match trend {
         Some(Trend::Up) => ("▲ ", "up"),
@@ -28,34 +30,31 @@ fn change(change: Option<&str>, trend: Option<Trend>, good: Option<TrendGood>) -
         (Some(Trend::Up), TrendGood::Down) | (Some(Trend::Down), TrendGood::Up) => ("bad", ", bad"),
         _ => ("flat", ""),
     };
-    match (change, words) {
-        (None, "") => String::new(),
-        (text, _) => format!(
-            "<p class=\"change {class}\" title=\"trend {words}{judged}\">{arrow}{}</p>",
-            esc(text.unwrap_or(words))
-        ),
+    html! {
+        @if change.is_some() || !words.is_empty() {
+            p class={ "change " (class) } title={ "trend " (words) (judged) } {
+                (arrow) (change.unwrap_or(words))
+            }
+        }
     }
 }
 
 pub fn stat_cards(config: &StatCardsConfig) -> String {
-    let cards: String = config
-        .cards
-        .iter()
-        .map(|card| {
-            let description = card
-                .description
-                .as_deref()
-                .map(|d| format!("<p class=\"muted\">{}</p>", esc(d)))
-                .unwrap_or_default();
-            format!(
-                "<div class=\"card\"><p class=\"label\">{}</p><p class=\"figure\">{}</p>{}{description}</div>",
-                esc(&card.title),
-                esc(&card.value),
-                change(card.change.as_deref(), card.trend, card.trend_good)
-            )
-        })
-        .collect();
-    format!("<div class=\"cards\">{cards}</div>")
+    html! {
+        div.cards {
+            @for card in &config.cards {
+                div.card {
+                    p.label { (card.title) }
+                    p.figure { (card.value) }
+                    (change(card.change.as_deref(), card.trend, card.trend_good))
+                    @if let Some(description) = &card.description {
+                        p.muted { (description) }
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 pub fn kpi(config: &KpiConfig) -> String {
@@ -63,38 +62,35 @@ pub fn kpi(config: &KpiConfig) -> String {
         KpiValue::Number(n) => fit(*n, FIGURE_CHARS),
         KpiValue::Text(text) => text.clone(),
     };
-    let unit = config
-        .unit
-        .as_deref()
-        .map(|u| format!("<span class=\"unit\">{}</span>", esc(u)))
-        .unwrap_or_default();
-    format!(
-        "<div class=\"kpi\"><p class=\"label\">{}</p><p class=\"figure\">{}{unit}</p>{}{}</div>",
-        esc(&config.label),
-        esc(&value),
-        change(config.change.as_deref(), config.trend, config.trend_good),
-        sparkline(config.sparkline.as_deref().unwrap_or_default())
-    )
+    html! {
+        div.kpi {
+            p.label { (config.label) }
+            p.figure {
+                (value)
+                @if let Some(unit) = &config.unit {
+                    span.unit { (unit) }
+                }
+            }
+            (change(config.change.as_deref(), config.trend, config.trend_good))
+            (PreEscaped(sparkline(config.sparkline.as_deref().unwrap_or_default())))
+        }
+    }
+    .into_string()
 }
 
 pub fn progress(config: &ProgressConfig) -> String {
-    let items: String = config
-        .items
-        .iter()
-        .map(|item| {
-            let value = item.value.clamp(0.0, item.max);
-            format!(
-                "<li><span class=\"label\">{}</span><progress value=\"{}\" max=\"{}\"></progress>\
-                 <span class=\"num\">{} / {}</span></li>",
-                esc(&item.label),
-                plain(value),
-                plain(item.max),
-                esc(&readable(item.value)),
-                esc(&readable(item.max))
-            )
-        })
-        .collect();
-    format!("<ul class=\"progress\">{items}</ul>")
+    html! {
+        ul.progress {
+            @for item in &config.items {
+                li {
+                    span.label { (item.label) }
+                    progress value=(plain(item.value.clamp(0.0, item.max))) max=(plain(item.max)) {}
+                    span.num { (readable(item.value)) " / " (readable(item.max)) }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

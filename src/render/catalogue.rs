@@ -6,36 +6,20 @@ use std::sync::OnceLock;
 
 use maud::{html, PreEscaped};
 
-use super::{page::page, pin_body, Page, View};
+use super::{
+    page::{page, Body},
+    pin_body, Page,
+};
 use crate::pin_types::PinType;
 
-/// The catalogue's own layout, added to the share pages' style sheet.
-const CSS: &str = "\
-.intro{max-width:1400px;margin:0 auto 16px;color:var(--muted)}.intro p{margin:0 0 6px}\
-.toc{display:flex;flex-wrap:wrap;gap:6px;list-style:none;padding:0;margin:8px 0 0}\
-.toc a{display:inline-block;padding:2px 10px;border:1px solid var(--line);border-radius:999px;background:var(--card);\
-font-size:.85rem;text-decoration:none}\
-.type{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px;margin:0 0 24px;align-items:start;scroll-margin-top:12px}\
-.type>h2{grid-column:1/-1;font-size:1.2rem;margin:8px 0 0}.type>h2 code{font-size:1rem;margin-left:8px;color:var(--muted)}\
-.type>.about{grid-column:1/-1;margin:0;color:var(--muted)}\
-.type .pin{min-height:220px}.schema{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:12px 14px;min-width:0}\
-.schema h3{font-size:.9rem;margin:0 0 6px;color:var(--muted)}.schema pre{max-height:26rem;margin:0 0 10px}\
-@media (max-width:900px){.type{grid-template-columns:minmax(0,1fr)}}";
+/// The catalogue's own layout (assets/catalogue.css, embedded at build time), added to the
+/// share pages' style sheet.
+const CSS: &str = include_str!("../../assets/catalogue.css");
 
 /// The page, drawn once: the catalogue can't change while the process runs.
 pub fn pin_types_page() -> Page {
-    static PAGE: OnceLock<(String, String, String)> = OnceLock::new();
-    let (html, fragment, csp) = PAGE.get_or_init(|| {
-        let page = draw();
-        (page.html, page.fragment, page.csp)
-    });
-    Page {
-        found: true,
-        html: html.clone(),
-        fragment: fragment.clone(),
-        csp: csp.clone(),
-        referrer: "no-referrer",
-    }
+    static PAGE: OnceLock<Page> = OnceLock::new();
+    PAGE.get_or_init(draw).clone()
 }
 
 fn pretty(value: &serde_json::Value) -> String {
@@ -43,7 +27,7 @@ fn pretty(value: &serde_json::Value) -> String {
 }
 
 fn draw() -> Page {
-    let body = html! {
+    let top = html! {
         header {
             h1 { "Pin types" }
         }
@@ -56,15 +40,17 @@ fn draw() -> Page {
             }
             ul.toc {
                 @for t in PinType::ALL {
-                    li { a href=(format!("#{}", t.as_str())) { (t.as_str()) } }
+                    li { a href={ "#" (t.as_str()) } { (t.as_str()) } }
                 }
             }
         }
+    };
+    let main = html! {
         main data-title="Pin types" {
             @for t in PinType::ALL {
                 section."type" id=(t.as_str()) {
                     h2 { (t.description()) code { (t.as_str()) } }
-                    section.pin aria-label=(format!("Example of {}", t.as_str())) {
+                    section.pin aria-label={ "Example of " (t.as_str()) } {
                         h2 { "Example" }
                         (PreEscaped(pin_body(t.as_str(), &t.example().to_string())))
                     }
@@ -79,9 +65,11 @@ fn draw() -> Page {
                 }
             }
         }
+    };
+    let bottom = html! {
         footer { "Corkboard · " a href="/docs" { "API reference" } }
     };
-    page("Pin types", body.into_string(), CSS, true, &View::default())
+    page("Pin types", Body { top, main, bottom }, CSS, true)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `line-chart`, `area-chart` and `bar-chart` as inline SVG.
 
-use super::esc;
+use maud::{html, PreEscaped};
+
 use super::numbers::{readable, Ticks};
 use super::svg::{self, c, pct, Room, Scale, FIELD};
 use crate::pin_types::charts::{BarChartConfig, ChartConfig, Series};
@@ -42,15 +43,7 @@ pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
     let y_of = |v: f64| 1.0 - scale.at(scale.clamp(v), 0.0, 1.0);
     let base = y_of(0.0) * FIELD;
     let dots_wanted = values(&config.series).count() <= MAX_DOTS;
-    let mut out = svg::open(
-        if filled { "Area chart" } else { "Line chart" },
-        room,
-        left,
-        config.x_label.is_some(),
-        config.y_label.is_some(),
-    );
-    out.push_str(&svg::value_axis_y(&ticks, &tick_labels));
-    let (mut marks, mut dots) = (String::new(), String::new());
+    let (mut marks, mut dots) = (Vec::new(), Vec::new());
     for (s, series) in config.series.iter().enumerate() {
         let class = svg::series(s);
         // Runs of consecutive values; a null ends a run.
@@ -62,17 +55,13 @@ pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
                         run.push((x_of(i), y_of(*v)));
                     }
                     if dots_wanted {
-                        dots.push_str(&format!(
-                            "<circle class=\"pt {class}\" cx=\"{}\" cy=\"{}\" r=\"3\">{}</circle>",
-                            pct(x_of(i)),
-                            pct(y_of(*v)),
-                            svg::tip(&format!(
-                                "{} – {}: {}",
-                                config.labels.get(i).map_or("", String::as_str),
-                                series.name,
-                                readable(*v)
-                            ))
-                        ));
+                        let label = config.labels.get(i).map_or("", String::as_str);
+                        let tip = format!("{label} – {}: {}", series.name, readable(*v));
+                        dots.push(html! {
+                            circle class={ "pt " (class) } cx=(pct(x_of(i))) cy=(pct(y_of(*v))) r="3" {
+                                (PreEscaped(svg::tip(&tip)))
+                            }
+                        });
                     }
                 }
                 _ => runs.push(Vec::new()),
@@ -83,30 +72,26 @@ pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
                 .iter()
                 .map(|(x, y)| format!("{},{}", c(x * FIELD), c(y * FIELD)))
                 .collect();
-            if filled {
-                let (first, last) = (run[0].0 * FIELD, run[run.len() - 1].0 * FIELD);
-                marks.push_str(&format!(
-                    "<polygon class=\"ar {class}\" points=\"{},{} {} {},{}\"/>",
-                    c(first),
-                    c(base),
-                    points.join(" "),
-                    c(last),
-                    c(base)
-                ));
-            }
-            marks.push_str(&format!(
-                "<polyline class=\"ln {class}\" points=\"{}\" vector-effect=\"non-scaling-stroke\"/>",
-                points.join(" ")
-            ));
+            let points = points.join(" ");
+            let (first, last) = (run[0].0 * FIELD, run[run.len() - 1].0 * FIELD);
+            marks.push(html! {
+                @if filled {
+                    polygon class={ "ar " (class) }
+                        points={ (c(first)) "," (c(base)) " " (points) " " (c(last)) "," (c(base)) } {}
+                }
+                polyline class={ "ln " (class) } points=(points) vector-effect="non-scaling-stroke" {}
+            });
         }
     }
-    out.push_str(&svg::field(&marks));
-    out.push_str(&dots);
-    out.push_str(&svg::category_axis(&config.labels, room, left, x_of));
-    out.push_str(&svg::close(
-        config.x_label.as_deref(),
-        config.y_label.as_deref(),
-    ));
+    let drawn = html! {
+        (PreEscaped(svg::value_axis_y(&ticks, &tick_labels)))
+        (svg::field(html! { @for mark in &marks { (mark) } }))
+        @for dot in &dots { (dot) }
+        (PreEscaped(svg::category_axis(&config.labels, room, left, x_of)))
+    };
+    let name = if filled { "Area chart" } else { "Line chart" };
+    let titles = (config.x_label.as_deref(), config.y_label.as_deref());
+    let mut out = svg::chart(name, room, left, titles, drawn);
     out.push_str(&svg::legend(series_names(&config.series)));
     out
 }
@@ -190,21 +175,15 @@ pub fn bar(config: &BarChartConfig, room: Room) -> String {
     } else {
         (config.x_label.as_deref(), config.y_label.as_deref())
     };
-    let mut out = svg::open("Bar chart", room, left, under.is_some(), above.is_some());
-    out.push_str(&if horizontal {
-        svg::value_axis_x(&ticks, &tick_labels)
-    } else {
-        svg::value_axis_y(&ticks, &tick_labels)
-    });
-    for b in &bars {
+    let rects = bars.iter().map(|b| {
         let offset = if stacked { 0 } else { b.series };
         let start = b.label as f64 * band + band * 0.1 + offset as f64 * slot;
-        let tip = svg::tip(&format!(
+        let tip = format!(
             "{} – {}: {}",
             config.labels.get(b.label).map_or("", String::as_str),
             config.series.get(b.series).map_or("", |s| s.name.as_str()),
             readable(b.to - b.from)
-        ));
+        );
         let (a, z) = (scale.at(b.from, 0.0, 1.0), scale.at(b.to, 0.0, 1.0));
         let length = (z - a).abs().max(0.002);
         let (x, y, w, h) = if horizontal {
@@ -212,22 +191,27 @@ pub fn bar(config: &BarChartConfig, room: Room) -> String {
         } else {
             (start, 1.0 - a.max(z), slot, length)
         };
-        out.push_str(&format!(
-            "<rect class=\"s {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\">{tip}</rect>",
-            svg::series(b.series),
-            pct(x),
-            pct(y),
-            pct(w),
-            pct(h)
-        ));
-    }
-    let center = |i: usize| (i as f64 + 0.5) * band;
-    out.push_str(&if horizontal {
-        svg::category_axis_left(&config.labels, center)
-    } else {
-        svg::category_axis(&config.labels, room, left, center)
+        html! {
+            rect class={ "s " (svg::series(b.series)) } x=(pct(x)) y=(pct(y)) width=(pct(w)) height=(pct(h)) {
+                (PreEscaped(svg::tip(&tip)))
+            }
+        }
     });
-    out.push_str(&svg::close(under, above));
+    let center = |i: usize| (i as f64 + 0.5) * band;
+    let drawn = html! {
+        @if horizontal {
+            (PreEscaped(svg::value_axis_x(&ticks, &tick_labels)))
+        } @else {
+            (PreEscaped(svg::value_axis_y(&ticks, &tick_labels)))
+        }
+        @for rect in rects { (rect) }
+        @if horizontal {
+            (PreEscaped(svg::category_axis_left(&config.labels, center)))
+        } @else {
+            (PreEscaped(svg::category_axis(&config.labels, room, left, center)))
+        }
+    };
+    let mut out = svg::chart("Bar chart", room, left, (under, above), drawn);
     out.push_str(&svg::legend(series_names(&config.series)));
     out
 }
@@ -250,13 +234,13 @@ pub fn sparkline(values: &[f64]) -> String {
         .enumerate()
         .map(|(i, v)| format!("{},{}", c(i as f64 * step), c(scale.at(*v, 28.0, 2.0))))
         .collect();
-    format!(
-        "<svg class=\"spark\" viewBox=\"0 0 100 30\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"{}\" \
-         xmlns=\"http://www.w3.org/2000/svg\"><polyline class=\"ln s0\" points=\"{}\" \
-         vector-effect=\"non-scaling-stroke\"/></svg>",
-        esc("Trend"),
-        points.join(" ")
-    )
+    html! {
+        svg.spark viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label="Trend"
+            xmlns="http://www.w3.org/2000/svg" {
+            polyline.ln.s0 points=(points.join(" ")) vector-effect="non-scaling-stroke" {}
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! HTML of pins for share pages, generated in Rust (the one renderer, for the first paint
 //! and every live redraw): charts are inline SVG, markdown goes through pulldown-cmark then
-//! ammonia, and every string that comes from a pin's content is escaped (`esc`). One file
-//! per family of pin types; `page.rs` wraps pins into whole pages with their
-//! Content-Security-Policy and the page script (assets/live.js) that keeps them live.
+//! ammonia, and every string that comes from a pin's content is escaped (maud templates
+//! escape every value; `esc` where HTML is still written by hand). One file per family of
+//! pin types; `page.rs` wraps pins into whole pages with their Content-Security-Policy and
+//! the page script (assets/live.js) that keeps them live.
 
 mod cards;
 mod catalogue;
@@ -19,9 +20,9 @@ mod text;
 mod times;
 
 pub use page::{
-    asset, board_page, boards_page, following, fragment_page, message_page, not_found_page, paged,
-    pin_page, rate_limits_page, script_path, sign_in_failed_page, signed_out_page, view_page,
-    with_account, with_tools, Page, View, LIVE_JS,
+    asset, boards_page, following, fragment_page, message_page, not_found_page, paged,
+    rate_limits_page, script_path, shown_page, sign_in_failed_page, signed_out_page, view_page,
+    with_account, with_tools, Page, Turn, View, LIVE_JS,
 };
 
 pub use catalogue::pin_types_page;
@@ -49,14 +50,15 @@ pub(crate) fn esc(text: &str) -> String {
 
 /// A link that leaks nothing to its target, or plain text when `url` isn't http(s).
 pub(crate) fn link(url: &str, text: &str) -> String {
-    match crate::pin_types::parse_web_url(url) {
-        Some(url) => format!(
-            "<a href=\"{}\" rel=\"noopener noreferrer nofollow\">{}</a>",
-            esc(url.as_str()),
-            esc(text)
-        ),
-        None => esc(text),
+    let url = crate::pin_types::parse_web_url(url);
+    maud::html! {
+        @if let Some(url) = url {
+            a href=(url.as_str()) rel="noopener noreferrer nofollow" { (text) }
+        } @else {
+            (text)
+        }
     }
+    .into_string()
 }
 
 fn parse<T: DeserializeOwned>(config: &str) -> Result<T, serde_json::Error> {

@@ -3,7 +3,7 @@
 //! when it has had no update. Drawn into the pin's HTML, so a live redraw (the fragment the
 //! page script swaps in on `pin.status` and `pin.stale`) carries it too.
 
-use super::esc;
+use maud::html;
 
 /// The classes a pin's frame takes and the HTML that goes under its heading.
 #[derive(Debug, Default, PartialEq)]
@@ -17,27 +17,33 @@ pub struct Signal {
 /// else is shown as no status) and that is `stale` at `now` (ms), pushed last at
 /// `last_pushed_at` (ms).
 pub fn signal(status: Option<&str>, stale: bool, last_pushed_at: i64, now: i64) -> Signal {
-    let mut out = Signal::default();
     let word = match status {
         Some("ok") => Some(("ok", "OK")),
         Some("warning") => Some(("warning", "Warning")),
         Some("critical") => Some(("critical", "Critical")),
         _ => None,
     };
-    if let Some((class, word)) = word {
-        out.classes.push_str(&format!(" sig-{class}"));
-        out.html.push_str(&format!(
-            "<p class=\"pill {class}\" title=\"Status: {word}\">{word}</p>"
-        ));
+    let mut classes = String::new();
+    if let Some((class, _)) = word {
+        classes.push_str(" sig-");
+        classes.push_str(class);
     }
     if stale {
-        out.classes.push_str(" stale");
-        out.html.push_str(&format!(
-            "<p class=\"stale-note\">No update for {}</p>",
-            esc(&duration(now.saturating_sub(last_pushed_at)))
-        ));
+        classes.push_str(" stale");
     }
-    out
+    let since = duration(now.saturating_sub(last_pushed_at));
+    let html = html! {
+        @if let Some((class, word)) = word {
+            p class={ "pill " (class) } title={ "Status: " (word) } { (word) }
+        }
+        @if stale {
+            p.stale-note { "No update for " (since) }
+        }
+    };
+    Signal {
+        classes,
+        html: html.into_string(),
+    }
 }
 
 /// A duration for a glance: whole seconds, minutes, hours, then days (`3 h`, `2 d`).

@@ -11,6 +11,8 @@
 //! Colours are classes (`s0`..`s7`, the palette in the page's CSS, with a light and a dark
 //! set), never `style`, so the pages' CSP needs no inline styles.
 
+use maud::{html, Markup, PreEscaped};
+
 use super::esc;
 use super::numbers::Ticks;
 
@@ -157,50 +159,81 @@ fn left_class(chars: usize) -> usize {
     chars.clamp(1, 16).div_ceil(2) * 2
 }
 
-/// Opens a chart: its `.plot` box with room for left labels of `left_chars` characters and
-/// for the axis titles it has (and `wide` when drawn for a wide cell), and its `<svg>` with
-/// an accessible name. [`close`] ends it.
-pub fn open(name: &str, room: Room, left_chars: usize, x_title: bool, y_title: bool) -> String {
+/// The classes of a chart's `.plot` box: room for left labels of `left_chars` characters
+/// and for the axis titles it has, and `wide` when drawn for a wide cell.
+fn plot_class(room: Room, left_chars: usize, x_title: bool, y_title: bool) -> String {
     format!(
-        "<div class=\"plot yl{}{}{}{}\"><svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
-         xmlns=\"http://www.w3.org/2000/svg\">",
+        "plot yl{}{}{}{}",
         left_class(left_chars),
         if room.px > 700.0 { " wide" } else { "" },
         if x_title { " xt" } else { "" },
         if y_title { " yt" } else { "" },
+    )
+}
+
+/// A chart: its `.plot` box (see [`plot_class`]) holding its `<svg>` with an accessible
+/// name, `marks`, and its axis titles: the x axis's under the plot, the y axis's above it.
+pub fn chart(
+    name: &str,
+    room: Room,
+    left_chars: usize,
+    titles: (Option<&str>, Option<&str>),
+    marks: Markup,
+) -> String {
+    let (x_title, y_title) = titles;
+    html! {
+        div class=(plot_class(room, left_chars, x_title.is_some(), y_title.is_some())) {
+            svg.chart role="img" aria-label=(name) xmlns="http://www.w3.org/2000/svg" {
+                (marks)
+                (axis_titles(x_title, y_title))
+            }
+        }
+    }
+    .into_string()
+}
+
+/// Opens a chart as [`chart`] draws it, for drawings that write their marks by hand;
+/// [`close`] ends it.
+pub fn open(name: &str, room: Room, left_chars: usize, x_title: bool, y_title: bool) -> String {
+    format!(
+        "<div class=\"{}\"><svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
+         xmlns=\"http://www.w3.org/2000/svg\">",
+        plot_class(room, left_chars, x_title, y_title),
         esc(name)
     )
 }
 
-/// Ends a chart opened by [`open`], with its axis titles: the x axis's under the plot, the
-/// y axis's above it.
+/// A chart's axis titles: the x axis's under the plot, the y axis's above it.
+fn axis_titles(x_title: Option<&str>, y_title: Option<&str>) -> Markup {
+    html! {
+        @if let Some(x) = x_title {
+            (PreEscaped(text("50%", "100%", "2.6em", "middle", x, 60)))
+        }
+        @if let Some(y) = y_title {
+            (PreEscaped(text("0", "0", "-0.8em", "start", y, 40)))
+        }
+    }
+}
+
+/// Ends a chart opened by [`open`], with its axis titles.
 pub fn close(x_title: Option<&str>, y_title: Option<&str>) -> String {
-    let mut out = String::new();
-    if let Some(x) = x_title {
-        out.push_str(&text("50%", "100%", "2.6em", "middle", x, 60));
-    }
-    if let Some(y) = y_title {
-        out.push_str(&text("0", "0", "-0.8em", "start", y, 40));
-    }
+    let mut out = axis_titles(x_title, y_title).into_string();
     out.push_str("</svg></div>");
     out
 }
 
 /// A square of [`FIELD`] units stretched over the whole plot, for polylines and polygons;
 /// their strokes don't stretch (`vector-effect`).
-pub fn field(marks: &str) -> String {
-    format!(
-        "<svg class=\"field\" width=\"100%\" height=\"100%\" viewBox=\"0 0 {FIELD} {FIELD}\" \
-         preserveAspectRatio=\"none\">{marks}</svg>"
-    )
+pub fn field(marks: Markup) -> Markup {
+    html! {
+        svg.field width="100%" height="100%" viewBox={ "0 0 " (FIELD) " " (FIELD) }
+            preserveAspectRatio="none" { (marks) }
+    }
 }
 
 /// A text label at (x, y), moved by `dy`, cut to `max` characters.
 pub fn text(x: &str, y: &str, dy: &str, anchor: &str, content: &str, max: usize) -> String {
-    format!(
-        "<text x=\"{x}\" y=\"{y}\" dy=\"{dy}\" text-anchor=\"{anchor}\">{}</text>",
-        esc(&shorten(content, max))
-    )
+    label(None, x, y, dy, anchor, &shorten(content, max)).into_string()
 }
 
 /// `text` cut to `max` characters with an ellipsis.
@@ -229,59 +262,42 @@ pub fn tick_room(px: f64, chars: usize) -> usize {
 
 /// The class of tick `i`'s label: every other one, the zero tick kept, is `alt` (hidden
 /// by the page's CSS when the plot turns out too short or too narrow for them all).
-fn alt_class(ticks: &Ticks, i: usize) -> &'static str {
+fn alt_class(ticks: &Ticks, i: usize) -> Option<&'static str> {
     let keep = ticks.values().position(|v| v == 0.0).unwrap_or(0) % 2;
-    if i % 2 == keep {
-        ""
-    } else {
-        " class=\"alt\""
-    }
+    (i % 2 != keep).then_some("alt")
 }
 
-/// A text label with `attrs` (a class) at (x, y), moved by `dy`.
-fn label(attrs: &str, x: &str, y: &str, dy: &str, anchor: &str, content: &str) -> String {
-    format!(
-        "<text{attrs} x=\"{x}\" y=\"{y}\" dy=\"{dy}\" text-anchor=\"{anchor}\">{}</text>",
-        esc(content)
-    )
+/// A text label of `class` at (x, y), moved by `dy`.
+fn label(class: Option<&str>, x: &str, y: &str, dy: &str, anchor: &str, content: &str) -> Markup {
+    html! {
+        text class=[class] x=(x) y=(y) dy=(dy) text-anchor=(anchor) { (content) }
+    }
 }
 
 /// Value ticks up the left side: a grid line and a label at each (the zero line marked).
 pub fn value_axis_y(ticks: &Ticks, labels: &[String]) -> String {
     let scale = Scale::of(ticks);
-    let mut out = String::new();
-    for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
-        let y = pct(1.0 - scale.at(v, 0.0, 1.0));
-        let class = if v == 0.0 { "zero" } else { "grid" };
-        out.push_str(&format!(
-            "<line class=\"{class}\" x1=\"0\" x2=\"100%\" y1=\"{y}\" y2=\"{y}\"/>"
-        ));
-        out.push_str(&label(
-            alt_class(ticks, i),
-            "-0.5em",
-            &y,
-            "0.32em",
-            "end",
-            text,
-        ));
+    html! {
+        @for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
+            @let y = pct(1.0 - scale.at(v, 0.0, 1.0));
+            line class=(if v == 0.0 { "zero" } else { "grid" }) x1="0" x2="100%" y1=(y) y2=(y) {}
+            (label(alt_class(ticks, i), "-0.5em", &y, "0.32em", "end", text))
+        }
     }
-    out
+    .into_string()
 }
 
 /// Value ticks along the bottom: a grid line and a label at each.
 pub fn value_axis_x(ticks: &Ticks, labels: &[String]) -> String {
     let scale = Scale::of(ticks);
-    let mut out = String::new();
-    for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
-        let x = pct(scale.at(v, 0.0, 1.0));
-        let class = if v == 0.0 { "zero" } else { "grid" };
-        out.push_str(&format!(
-            "<line class=\"{class}\" y1=\"0\" y2=\"100%\" x1=\"{x}\" x2=\"{x}\"/>"
-        ));
-        let attrs = alt_class(ticks, i).replace("alt", "alt-x");
-        out.push_str(&label(&attrs, &x, "100%", "1.3em", "middle", text));
+    html! {
+        @for (i, (v, text)) in ticks.values().zip(labels).enumerate() {
+            @let x = pct(scale.at(v, 0.0, 1.0));
+            line class=(if v == 0.0 { "zero" } else { "grid" }) y1="0" y2="100%" x1=(x) x2=(x) {}
+            (label(alt_class(ticks, i).map(|_| "alt-x"), &x, "100%", "1.3em", "middle", text))
+        }
     }
-    out
+    .into_string()
 }
 
 /// Longest category label under a plot, in characters.
@@ -308,29 +324,22 @@ pub fn category_axis(
         step += 1;
     }
     let fits = (((slot(step) - 10.0) / CHAR_PX) as usize).clamp(3, CATEGORY_CHARS);
-    labels
-        .iter()
-        .enumerate()
-        .step_by(step)
-        .enumerate()
-        .map(|(shown, (i, text))| {
+    let shown = labels.iter().enumerate().step_by(step).enumerate();
+    html! {
+        @for (nth, (i, text)) in shown {
             // Every other label goes where a chart drawn for a wide cell gets a narrow
             // one (a phone): see `wide` in the page's CSS.
-            let attrs = if shown % 2 == 1 {
-                " class=\"alt-c\""
-            } else {
-                ""
-            };
-            label(
-                attrs,
+            (label(
+                (nth % 2 == 1).then_some("alt-c"),
                 &pct(x_of(i)),
                 "100%",
                 "1.3em",
                 "middle",
                 &shorten(text, fits),
-            )
-        })
-        .collect()
+            ))
+        }
+    }
+    .into_string()
 }
 
 /// Category labels at the left of the plot at `y_of(i)` (a fraction from the top), at
@@ -361,23 +370,19 @@ pub fn left_category_chars(labels: &[String]) -> usize {
 
 /// A legend under a chart: a colour swatch and a name per entry.
 pub fn legend<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
-    let items: String = names
-        .into_iter()
-        .enumerate()
-        .map(|(i, name)| {
-            format!(
-                "<li><span class=\"sw {}\" aria-hidden=\"true\"></span>{}</li>",
-                series(i),
-                esc(name)
-            )
-        })
-        .collect();
-    format!("<ul class=\"legend\">{items}</ul>")
+    html! {
+        ul.legend {
+            @for (i, name) in names.into_iter().enumerate() {
+                li { span class={ "sw " (series(i)) } aria-hidden="true" {} (name) }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// A `<title>` child: the tooltip browsers show on hover, without script.
 pub fn tip(content: &str) -> String {
-    format!("<title>{}</title>", esc(content))
+    html! { title { (content) } }.into_string()
 }
 
 #[cfg(test)]

@@ -5,40 +5,39 @@
 
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 
-use super::esc;
+use maud::html;
 
 /// A `<time>` of `value`, an RFC 3339 date-time (`2024-03-05T14:00:00+01:00`) or a
 /// `YYYY-MM-DD` date as the pin types accept them: the value itself in `datetime` and, as
 /// text, `2024-03-05 13:00 UTC` (a date stays a date, in no zone). Anything else (a stored
 /// configuration older than the checks) is shown as it is, escaped, with no `datetime`.
 pub fn time(value: &str) -> String {
-    if let Ok(at) = DateTime::parse_from_rfc3339(value) {
+    let markup = if let Ok(at) = DateTime::parse_from_rfc3339(value) {
         let utc = at.with_timezone(&Utc);
-        format!(
-            "<time datetime=\"{}\">{}</time>",
-            esc(&utc.to_rfc3339_opts(SecondsFormat::AutoSi, true)),
-            utc.format("%Y-%m-%d %H:%M UTC")
-        )
+        html! {
+            time datetime=(utc.to_rfc3339_opts(SecondsFormat::AutoSi, true)) {
+                (utc.format("%Y-%m-%d %H:%M UTC").to_string())
+            }
+        }
     } else if let Ok(day) = NaiveDate::parse_from_str(value, "%Y-%m-%d") {
-        format!(
-            "<time datetime=\"{}\">{}</time>",
-            day.format("%Y-%m-%d"),
-            day.format("%Y-%m-%d")
-        )
+        let day = day.format("%Y-%m-%d").to_string();
+        html! { time datetime=(day) { (day) } }
     } else {
-        format!("<time>{}</time>", esc(value))
-    }
+        html! { time { (value) } }
+    };
+    markup.into_string()
 }
 
 /// "updated ..." of a page: epoch `ms` as a `<time>` the page script shows as a relative
 /// time ("3 min ago") and keeps current; the UTC fallback otherwise.
 pub fn updated(ms: i64) -> String {
     let at = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
-    format!(
-        "<time datetime=\"{}\" data-ago=\"\">{}</time>",
-        at.to_rfc3339_opts(SecondsFormat::Millis, true),
-        at.format("%Y-%m-%d %H:%M UTC")
-    )
+    html! {
+        time datetime=(at.to_rfc3339_opts(SecondsFormat::Millis, true)) data-ago="" {
+            (at.format("%Y-%m-%d %H:%M UTC").to_string())
+        }
+    }
+    .into_string()
 }
 
 #[cfg(test)]

@@ -41,15 +41,9 @@ const REDOC_STYLES: [&str; 2] = [
     "QMIg+bpjm3JdElJ388KYke01izlUW0UoNOeKjpMxdgc=",
 ];
 
-/// The page's own style sheet: the bar of the app's pages over Redoc's layout.
-const CSS: &str = "\
-:root{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#111;background:#fff;line-height:1.35}\
-body{margin:0}.bar{display:flex;flex-wrap:wrap;align-items:center;gap:8px 16px;padding:10px 24px;background:#fff;\
-border-bottom:1px solid #e5e7eb}.brand{font-weight:700;color:#111;text-decoration:none}\
-.bar nav{display:flex;gap:4px;flex-wrap:wrap}.bar nav a{padding:5px 10px;border-radius:6px;color:#111;text-decoration:none}\
-.bar nav a:hover{background:#eef0f3}.bar nav a[aria-current=page]{background:#eef0f3;font-weight:600}\
-a:focus-visible{outline:2px solid #2563eb;outline-offset:1px}\
-.waiting{max-width:720px;margin:48px auto;padding:0 24px;color:#555}";
+/// The page's own style sheet (assets/docs.css, embedded at build time): the bar of the
+/// app's pages over Redoc's layout.
+const CSS: &str = include_str!("../../assets/docs.css");
 
 /// The routes of the pages, counted per client address with the other pages.
 pub(super) fn pages() -> Router<AppState> {
@@ -186,17 +180,16 @@ async fn reference() -> Response {
         .map(|hash| format!(" 'sha256-{hash}'"))
         .collect();
     super::html(
-        Page {
-            found: true,
-            html: document.into_string(),
-            fragment: String::new(),
-            referrer: "no-referrer",
-            csp: format!(
+        Page::new(
+            document.into_string(),
+            String::new(),
+            format!(
                 "default-src 'none'; script-src 'self'; style-src 'sha256-{}'{styles}; \
                  img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
                 style_hash()
             ),
-        },
+            "no-referrer",
+        ),
         StatusCode::OK,
     )
 }

@@ -4,61 +4,58 @@
 //! of their own, allowed by its hash as share pages allow theirs; no script at all, so they
 //! work without JavaScript; forms post to this site only (`form-action 'self'`), and the
 //! referrer policy is `same-origin`, under which a browser sends the `Origin` these posts
-//! are checked by. Every text is escaped.
+//! are checked by. Pages are maud templates, which escape every value.
 
 use base64::{engine::general_purpose::STANDARD, Engine};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
-use crate::render::{esc, Page};
+use crate::render::Page;
 
-const CSS: &str = "\
-:root{color-scheme:light dark;--bg:#f4f5f7;--fg:#111;--card:#fff;--line:#e5e7eb;--muted:#555;--accent:#2563eb;--bad:#dc2626;\
-font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg);line-height:1.35}\
-@media (prefers-color-scheme:dark){:root{--bg:#0f1115;--fg:#e7e9ec;--card:#181b21;--line:#2b3038;--muted:#a3abb5;--accent:#60a5fa;--bad:#f87171}}\
-body{margin:0;padding:24px}main{max-width:420px;margin:8vh auto 0}h1{font-size:1.6rem;margin:0 0 16px}\
-.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:18px 20px}\
-form{display:grid;gap:12px;margin:0}label{display:grid;gap:4px;font-size:.9rem}\
-input{font:inherit;padding:8px 10px;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);min-width:0}\
-input:focus{outline:2px solid var(--accent);outline-offset:1px}\
-button,.button{font:inherit;padding:8px 14px;border-radius:6px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer;text-align:center;text-decoration:none}\
-.button.plain{background:var(--card);color:var(--fg);border-color:var(--line)}\
-.or{display:flex;align-items:center;gap:10px;color:var(--muted);font-size:.85rem;margin:14px 0}\
-.or::before,.or::after{content:\"\";flex:1;border-top:1px solid var(--line)}\
-.provider{display:grid}.muted{color:var(--muted);font-size:.9rem;margin:0 0 12px}\
-.error{color:var(--bad);border:1px solid var(--bad);border-radius:6px;padding:8px 10px;margin:0 0 12px}\
-a{color:var(--accent)}@media (max-width:720px){body{padding:12px}main{margin-top:16px}}";
+/// The style sheet of these pages (assets/forms.css), embedded at build time.
+const CSS: &str = include_str!("../../assets/forms.css");
 
 /// A page of this module: `body` inside `<main>`, its one style sheet allowed by its hash.
 /// Found (200) unless the caller says otherwise: a form shown again with an error is not.
-fn form_page(title: &str, body: &str) -> Page {
+fn form_page(title: &str, body: Markup) -> Page {
     let hash = STANDARD.encode(Sha256::digest(CSS.as_bytes()));
-    let main = format!(
-        "<main data-title=\"{t}\"><h1>{t}</h1>{body}</main>",
-        t = esc(title)
-    );
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"robots\" content=\"noindex\"><meta name=\"referrer\" content=\"same-origin\">\
-         <title>{}</title><style>{CSS}</style></head><body>{main}</body></html>",
-        esc(title)
-    );
-    Page {
-        found: true,
-        html,
-        fragment: main,
-        referrer: "same-origin",
-        csp: format!(
+    let main = html! {
+        main data-title=(title) {
+            h1 { (title) }
+            (body)
+        }
+    };
+    let document = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width,initial-scale=1";
+                meta name="robots" content="noindex";
+                meta name="referrer" content="same-origin";
+                title { (title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body { (main) }
+        }
+    };
+    Page::new(
+        document.into_string(),
+        main.into_string(),
+        format!(
             "default-src 'none'; script-src 'self'; style-src 'sha256-{hash}'; \
              base-uri 'none'; form-action 'self'"
         ),
-    }
+        "same-origin",
+    )
 }
 
-fn error_box(error: Option<&str>) -> String {
-    error.map_or_else(String::new, |e| {
-        format!("<p class=\"error\" role=\"alert\">{}</p>", esc(e))
-    })
+fn error_box(error: Option<&str>) -> Markup {
+    html! {
+        @if let Some(error) = error {
+            p.error role="alert" { (error) }
+        }
+    }
 }
 
 /// What `/login` shows.
@@ -74,26 +71,25 @@ pub(super) struct LoginForm<'a> {
 /// `/login` with local accounts on: the password form, and the provider's button when
 /// there is one.
 pub(super) fn login_page(form: &LoginForm<'_>) -> Page {
-    let next = esc(form.next);
-    let provider = if form.provider {
-        let to: String = url::form_urlencoded::byte_serialize(form.next.as_bytes()).collect();
-        format!(
-            "<p class=\"or\">or</p><div class=\"provider\"><a class=\"button plain\" \
-             href=\"/login/provider?next={}\">Sign in with your identity provider</a></div>",
-            esc(&to)
-        )
-    } else {
-        String::new()
+    let to: String = url::form_urlencoded::byte_serialize(form.next.as_bytes()).collect();
+    let body = html! {
+        div.card {
+            (error_box(form.error))
+            form method="post" action="/login" {
+                input type="hidden" name="next" value=(form.next);
+                label { "Email" input type="email" name="email" autocomplete="username" required autofocus; }
+                label { "Password" input type="password" name="password" autocomplete="current-password" required; }
+                button type="submit" { "Sign in" }
+            }
+            @if form.provider {
+                p.or { "or" }
+                div.provider {
+                    a.button.plain href={ "/login/provider?next=" (to) } { "Sign in with your identity provider" }
+                }
+            }
+        }
     };
-    let body = format!(
-        "<div class=\"card\">{}<form method=\"post\" action=\"/login\">\
-         <input type=\"hidden\" name=\"next\" value=\"{next}\">\
-         <label>Email<input type=\"email\" name=\"email\" autocomplete=\"username\" required autofocus></label>\
-         <label>Password<input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>\
-         <button type=\"submit\">Sign in</button></form>{provider}</div>",
-        error_box(form.error)
-    );
-    let mut page = form_page("Sign in to Corkboard", &body);
+    let mut page = form_page("Sign in to Corkboard", body);
     page.found = form.error.is_none();
     page
 }
@@ -109,23 +105,29 @@ pub(super) struct SetupForm<'a> {
 /// `/setup/{token}`: the owner's name, email and password (twice).
 pub(super) fn setup_page(form: &SetupForm<'_>) -> Page {
     let (min, max) = crate::auth::local::PASSWORD_CHARS;
-    let body = format!(
-        "<div class=\"card\"><p class=\"muted\">You become the owner of this Corkboard's default \
-         workspace and sign in with this email and password. The link works once.</p>{}\
-         <form method=\"post\" action=\"/setup/{}\">\
-         <label>Name<input name=\"name\" value=\"{}\" autocomplete=\"name\" maxlength=\"100\" required autofocus></label>\
-         <label>Email<input type=\"email\" name=\"email\" value=\"{}\" autocomplete=\"username\" required></label>\
-         <label>Password ({min} to {max} characters)<input type=\"password\" name=\"password\" \
-         autocomplete=\"new-password\" minlength=\"{min}\" maxlength=\"{max}\" required></label>\
-         <label>Password again<input type=\"password\" name=\"confirm\" autocomplete=\"new-password\" \
-         minlength=\"{min}\" maxlength=\"{max}\" required></label>\
-         <button type=\"submit\">Create the owner's account</button></form></div>",
-        error_box(form.error),
-        esc(form.token),
-        esc(form.name),
-        esc(form.email)
-    );
-    let mut page = form_page("Set up Corkboard", &body);
+    let body = html! {
+        div.card {
+            p.muted {
+                "You become the owner of this Corkboard's default workspace and sign in with \
+                 this email and password. The link works once."
+            }
+            (error_box(form.error))
+            form method="post" action={ "/setup/" (form.token) } {
+                label { "Name" input name="name" value=(form.name) autocomplete="name" maxlength="100" required autofocus; }
+                label { "Email" input type="email" name="email" value=(form.email) autocomplete="username" required; }
+                label {
+                    "Password (" (min) " to " (max) " characters)"
+                    input type="password" name="password" autocomplete="new-password" minlength=(min) maxlength=(max) required;
+                }
+                label {
+                    "Password again"
+                    input type="password" name="confirm" autocomplete="new-password" minlength=(min) maxlength=(max) required;
+                }
+                button type="submit" { "Create the owner's account" }
+            }
+        }
+    };
+    let mut page = form_page("Set up Corkboard", body);
     page.found = form.error.is_none();
     page
 }
@@ -133,13 +135,14 @@ pub(super) fn setup_page(form: &SetupForm<'_>) -> Page {
 /// The answer to a sign-in held back by the password guard (429): when to try again.
 pub(super) fn held_page(retry_after_secs: u64) -> Page {
     let minutes = retry_after_secs.div_ceil(60).max(1);
-    let body = format!(
-        "<div class=\"card\"><p class=\"error\" role=\"alert\">Too many failed sign-ins from \
-         here or for this account.</p><p class=\"muted\">Try again in {minutes} minute{}.</p>\
-         <a href=\"/login\">Back to sign-in</a></div>",
-        if minutes == 1 { "" } else { "s" }
-    );
-    let mut page = form_page("Sign-in paused", &body);
+    let body = html! {
+        div.card {
+            p.error role="alert" { "Too many failed sign-ins from here or for this account." }
+            p.muted { "Try again in " (minutes) " minute" @if minutes != 1 { "s" } "." }
+            a href="/login" { "Back to sign-in" }
+        }
+    };
+    let mut page = form_page("Sign-in paused", body);
     page.found = false;
     page
 }

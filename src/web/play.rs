@@ -30,7 +30,7 @@ use crate::{
         view::{self, Door, Shown, Viewer},
     },
     playlists::ops as playlists,
-    render::{self, Page},
+    render::{self, Turn, View},
     store::{Playlist, PlaylistItem},
 };
 
@@ -74,29 +74,15 @@ fn turn<'p>(playlist: &'p Playlist, uri: &Uri) -> Option<(&'p PlaylistItem, usiz
     Some((&playlist.items[at], (at + 1) % len))
 }
 
-/// `page` as one turn of a playlist: with the script that opens `next` after `seconds`.
-fn rotating(mut page: Page, next: &str, seconds: i64) -> Page {
-    page.html = page.html.replacen(
-        "<body",
-        &format!(
-            "<body data-next=\"{}\" data-seconds=\"{seconds}\"",
-            render::esc(next)
-        ),
-        1,
-    );
-    page.html = page.html.replacen(
-        "</head>",
-        &format!("<script src=\"{}\" defer></script></head>", script_path()),
-        1,
-    );
-    if !page.csp.contains("script-src") {
-        page.csp = page.csp.replacen(
-            "style-src ",
-            "script-src 'self'; connect-src 'self'; style-src ",
-            1,
-        );
+/// How a playlist's turn is shown: kiosk mode, with the script that opens `next` after
+/// `seconds`.
+fn turning(next: String, seconds: i64) -> View {
+    View {
+        kiosk: true,
+        scripts: vec![script_path().to_owned()],
+        turn: Some(Turn { next, seconds }),
+        ..View::default()
     }
-    page
 }
 
 /// The page of a playlist without boards (all of them deleted).
@@ -135,12 +121,11 @@ pub(super) async fn play(
     let board = &item.pinboard_id;
     match view::page(&state, Door::Board, board, Viewer::SignedIn(who.principal)).await {
         Ok(Shown::Found(shown)) => {
-            let page = render::following(
-                render::view_page(&shown, board, true),
-                &format!("/boards/{board}"),
-            );
-            let next = format!("/play/{}?at={next}", playlist.id);
-            html(rotating(page, &next, item.seconds), StatusCode::OK)
+            let how = View {
+                base: Some(format!("/boards/{board}")),
+                ..turning(format!("/play/{}?at={next}", playlist.id), item.seconds)
+            };
+            html(render::shown_page(&shown, board, how), StatusCode::OK)
         }
         Ok(Shown::NotFound | Shown::SignIn) => not_found(),
         Err(e) => e.into_response(),
@@ -165,27 +150,13 @@ pub(super) async fn shared(
     let board = &item.pinboard_id;
     match view::page(&state, Door::Share, board, Viewer::Public).await {
         Ok(Shown::Found(shown)) => {
-            let page = render::view_page(&shown, board, true);
             let next = format!("/share/playlist/{}?at={next}", playlist.id);
-            html(rotating(page, &next, item.seconds), StatusCode::OK)
+            let page = render::shown_page(&shown, board, turning(next, item.seconds));
+            html(page, StatusCode::OK)
         }
         Ok(Shown::NotFound | Shown::SignIn) => not_found(),
         Err(e) => e.into_response(),
     }
-}
-
-/// `page` without its header and footer: its `<main>` alone, which the live script keeps
-/// swapping (it adds no header or footer a page lacks).
-fn bare(mut page: Page) -> Page {
-    let main = match (page.fragment.find("<main"), page.fragment.rfind("</main>")) {
-        (Some(start), Some(end)) if start < end => {
-            page.fragment[start..end + "</main>".len()].to_owned()
-        }
-        _ => return page,
-    };
-    page.html = page.html.replacen(&page.fragment, &main, 1);
-    page.fragment = main;
-    page
 }
 
 /// `GET /embed/{id}`: the live share page of a pin or board shared with anyone (kiosk with
@@ -207,6 +178,11 @@ pub(super) async fn embed(
         Err(e) => return e.into_response(),
     };
     let kiosk = query_value(&uri, "kiosk").is_some_and(|v| v == "1" || v == "true");
-    let page = bare(render::view_page(&shown, &id, kiosk));
+    let how = View {
+        kiosk,
+        bare: true,
+        ..View::default()
+    };
+    let page = render::shown_page(&shown, &id, how);
     framed_html(page, StatusCode::OK, &origins)
 }

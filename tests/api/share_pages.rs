@@ -153,7 +153,7 @@ both_stores! {
         let page = open(&app, created["shareable_url"].as_str().unwrap()).await;
         assert_eq!(page.status, 200, "{}", page.html);
         assert_locked_down(&page);
-        assert!(page.html.starts_with("<!doctype html>"));
+        assert!(page.html.starts_with("<!DOCTYPE html>"));
         assert!(page.html.contains("<title>Quarterly sales</title>"));
         assert!(page.html.contains("$1.2M") && page.html.contains("+4%"), "{}", page.html);
         assert_inert(&page.html);
@@ -231,7 +231,7 @@ both_stores! {
         let kiosk = open(&app, &format!("{}/share/{board}?kiosk=1", app.base)).await;
         assert!(kiosk.html.contains(&format!("<body class=\"kiosk\" data-share=\"{board}\"")));
         // With its fitting script after the live one, and the seconds a page of it stays up.
-        assert!(kiosk.html.starts_with("<!doctype html><html lang=\"en\" class=\"kiosk\" data-page-secs=\"15\">"));
+        assert!(kiosk.html.starts_with("<!DOCTYPE html><html lang=\"en\" class=\"kiosk\" data-page-secs=\"15\">"));
         let fitting = kiosk.html.split("<script src=\"").nth(2).and_then(|s| s.split('"').next()).unwrap();
         assert!(fitting.starts_with("/assets/kiosk-") && !live_script(&page.html).contains("kiosk"), "{fitting}");
         let fitting = open(&app, &format!("{}{fitting}", app.base)).await;
