@@ -74,11 +74,13 @@ fn turn<'p>(playlist: &'p Playlist, uri: &Uri) -> Option<(&'p PlaylistItem, usiz
     Some((&playlist.items[at], (at + 1) % len))
 }
 
-/// How a playlist's turn is shown: kiosk mode, with the script that opens `next` after
-/// `seconds`.
-fn turning(next: String, seconds: i64) -> View {
+/// How a playlist's turn is shown: kiosk mode (a board too long for the screen turning
+/// its pages every `page_secs`, as `kiosk.page_secs` says), with the script that opens
+/// `next` after `seconds`.
+fn turning(next: String, seconds: i64, page_secs: u64) -> View {
     View {
         kiosk: true,
+        page_secs: Some(page_secs),
         scripts: vec![script_path().to_owned()],
         turn: Some(Turn { next, seconds }),
         ..View::default()
@@ -123,7 +125,11 @@ pub(super) async fn play(
         Ok(Shown::Found(shown)) => {
             let how = View {
                 base: Some(format!("/boards/{board}")),
-                ..turning(format!("/play/{}?at={next}", playlist.id), item.seconds)
+                ..turning(
+                    format!("/play/{}?at={next}", playlist.id),
+                    item.seconds,
+                    state.settings.kiosk.page_secs,
+                )
             };
             html(render::shown_page(&shown, board, how), StatusCode::OK)
         }
@@ -151,7 +157,11 @@ pub(super) async fn shared(
     match view::page(&state, Door::Share, board, Viewer::Public).await {
         Ok(Shown::Found(shown)) => {
             let next = format!("/share/playlist/{}?at={next}", playlist.id);
-            let page = render::shown_page(&shown, board, turning(next, item.seconds));
+            let page = render::shown_page(
+                &shown,
+                board,
+                turning(next, item.seconds, state.settings.kiosk.page_secs),
+            );
             html(page, StatusCode::OK)
         }
         Ok(Shown::NotFound | Shown::SignIn) => not_found(),

@@ -296,3 +296,19 @@ both_stores! {
         assert!(html.contains("Nothing to play") && next.is_none(), "{html}");
     }
 }
+
+both_stores! {
+    with "[kiosk]\npage_secs = 7\n";
+
+    async fn a_playlist_turns_a_long_boards_pages_as_the_kiosk_setting_says(app) {
+        let wall = new_board(&app, "Wall").await;
+        share(&app, &wall, json!({"is_public": true})).await;
+        let made = new_playlist(&app, "Lobby", json!([item(&wall, 60)])).await;
+        let id = made["id"].as_str().unwrap();
+        let (status, _, html) = page(&app, &format!("/share/playlist/{id}"), None).await;
+        assert_eq!(status, 200);
+        assert!(html.contains("class=\"kiosk\" data-page-secs=\"7\""), "{html}");
+        let (_, _, kiosk) = page(&app, &format!("/share/{wall}?kiosk=1"), None).await;
+        assert!(kiosk.contains("class=\"kiosk\" data-page-secs=\"7\""), "{kiosk}");
+    }
+}
