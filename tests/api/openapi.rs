@@ -726,6 +726,14 @@ both_stores! {
         assert!(valid(&doc, update, &json!({"pin_type": "gauge", "pin_config": gauge})));
         // Without `pin_type`, the stored type decides: the schema admits any type's.
         assert!(valid(&doc, update, &json!({"pin_config": gauge})));
+        // An empty `metadata` beside a change is schema-valid and accepted (alone, it changes
+        // nothing: a 400 the schema leaves to the description).
+        let pin = app.post("/v1/pins", &stat_cards("P")).await.expect(200);
+        let path = format!("/v1/pins/{}", pin.data()["id"].as_str().expect("id"));
+        let beside = json!({"metadata": {}, "pin_layout": "2x1"});
+        assert!(valid(&doc, update, &beside));
+        app.patch(&path, &beside).await.expect(200);
+        app.patch(&path, &json!({"metadata": {}})).await.expect_error(400, "VALIDATION_FAILED", None);
         let block = "/components/schemas/CreateBlockBody";
         let picture = |url: &str| json!({"block_type": "image", "config": {"url": url}});
         assert!(valid(&doc, block, &picture("https://example.com/a.png")));
