@@ -117,6 +117,9 @@ padding:0 14px;border-radius:999px;background:var(--card);border:1px solid var(-
 .boards li{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px 14px;display:flex;justify-content:space-between;gap:12px}\
 @media (max-width:720px){body{padding:12px}.board{display:block}.board .pin{margin-bottom:12px}}";
 
+/// The pin types' own design (assets/types.css), after the base sheet.
+const TYPES_CSS: &str = include_str!("../../assets/types.css");
+
 /// How a share page is shown: the viewer's choice of kiosk mode, and, for a page that
 /// follows its item live, the share id and where its stream resumes.
 #[derive(Debug, Clone, Default)]
@@ -164,7 +167,7 @@ pub fn paged(mut page: Page, secs: u64) -> Page {
 /// Assembles a page: `body` (header, main, footer: what the fragment route sends too) in
 /// the document, with `extra_css` appended to the shared style sheet.
 pub(super) fn page(title: &str, body: String, extra_css: &str, found: bool, view: &View) -> Page {
-    let style = format!("{CSS}{}{extra_css}", svg::palette_css());
+    let style = format!("{CSS}{}{TYPES_CSS}{extra_css}", svg::palette_css());
     let hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
     // On `<html>` too, where kiosk mode sets the root font size that every `rem` follows.
     let kiosk = if view.kiosk { " class=\"kiosk\"" } else { "" };
