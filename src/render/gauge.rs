@@ -138,17 +138,25 @@ mod tests {
             "thresholds": [{"value": 80, "color": "red"}, {"value": 50, "color": "#fa0"}]
         }));
         // Both bands in the ring, the value arc in the top band's colour, full (clamped).
-        assert!(html.contains("stroke=\"#fa0\" stroke-width=\"7\""), "{html}");
+        assert!(
+            html.contains("stroke=\"#fa0\" stroke-width=\"7\""),
+            "{html}"
+        );
         assert!(html.contains("stroke=\"red\" stroke-width=\"7\""), "{html}");
         assert!(
-            html.contains("A108,108 0 0 1 258.0,150.0\" fill=\"none\" stroke=\"red\" stroke-width=\"26\""),
+            html.contains(
+                "A108,108 0 0 1 258.0,150.0\" fill=\"none\" stroke=\"red\" stroke-width=\"26\""
+            ),
             "the value arc ends at the dial's end: {html}"
         );
         assert!(
             html.contains("x2=\"277.0\" y2=\"150.0\""),
             "needle at the end: {html}"
         );
-        assert!(html.contains(">250<span class=\"unit\">%</span></p>"), "{html}");
+        assert!(
+            html.contains(">250<span class=\"unit\">%</span></p>"),
+            "{html}"
+        );
         assert!(html.contains("<span>0</span><span>100</span>"), "{html}");
     }
 
@@ -159,15 +167,24 @@ mod tests {
             "thresholds": [{"value": 50, "color": "orange"}]
         }));
         assert!(html.contains("<path class=\"fill\""), "{html}");
-        assert!(!html.contains("stroke=\"orange\" stroke-width=\"26\""), "{html}");
+        assert!(
+            !html.contains("stroke=\"orange\" stroke-width=\"26\""),
+            "{html}"
+        );
         let empty = dial(json!({"value": -5, "min": 0, "max": 100}));
-        assert!(!empty.contains("class=\"fill\""), "nothing to fill: {empty}");
+        assert!(
+            !empty.contains("class=\"fill\""),
+            "nothing to fill: {empty}"
+        );
     }
 
     #[test]
     fn figures_are_readable_and_compacted_to_fit_the_hollow() {
         let html = dial(json!({"value": 12345678.9, "min": 0, "max": 20000000, "label": "Rows"}));
-        assert!(html.contains("title=\"12,345,678.9\""), "the full value: {html}");
+        assert!(
+            html.contains("title=\"12,345,678.9\""),
+            "the full value: {html}"
+        );
         assert!(
             html.contains("class=\"dial-value f-m\" title=\"12,345,678.9\">12.3M</p>"),
             "{html}"

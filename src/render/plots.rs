@@ -170,6 +170,14 @@ pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
     let full = values().all(|v| readable(v).chars().count() <= cell_chars);
     let cell_label = |v: f64| if full { readable(v) } else { fit(v, 0) };
     let missing = config.values.iter().flatten().any(|v| v.is_none());
+    // Values that would not fit the cells of a plot a phone wide (about 300 px) are hidden
+    // there (`cv`, by the plot's width in the page's CSS).
+    let phone_chars = ((300.0 - left as f64 * 7.2) * cw / 7.2) as usize;
+    let narrow = if values().all(|v| cell_label(v).chars().count() + 1 <= phone_chars) {
+        ""
+    } else {
+        " cv"
+    };
     let cells = html! {
         @for (r, row) in config.values.iter().enumerate() {
             @for (k, value) in row.iter().enumerate() {
@@ -187,7 +195,7 @@ pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
                             title { (name(&label)) }
                         }
                         @if label.chars().count() <= cell_chars && rows <= LABELLED_ROWS {
-                            text class=(if wants_dark_text(colour) { "on-light" } else { "on-dark" })
+                            text class={ (if wants_dark_text(colour) { "on-light" } else { "on-dark" }) (narrow) }
                                 x=(pct(x + cw / 2.0)) y=(pct(y + ch / 2.0)) dy="0.32em" text-anchor="middle" {
                                 (label)
                             }
@@ -231,7 +239,10 @@ mod tests {
     use serde_json::json;
 
     fn heat(config: serde_json::Value, columns: i64) -> String {
-        heatmap(&serde_json::from_value(config).unwrap(), Room::columns(columns))
+        heatmap(
+            &serde_json::from_value(config).unwrap(),
+            Room::columns(columns),
+        )
     }
 
     #[test]
@@ -246,15 +257,28 @@ mod tests {
                            <span class=\"hm-end\">98.8M</span>"),
             "{html}"
         );
-        assert!(html.contains("no value</span>"), "the empty cell's swatch: {html}");
+        assert!(
+            html.contains("no value</span>"),
+            "the empty cell's swatch: {html}"
+        );
         // The lowest cell is the palette's first colour under white text, the highest its
         // last under dark text.
-        assert!(html.contains("fill=\"#440154\"><title>r / a: 1,250.5</title>"), "{html}");
-        assert!(html.contains("fill=\"#fde725\"><title>r / c: 98,765,432</title>"), "{html}");
+        assert!(
+            html.contains("fill=\"#440154\"><title>r / a: 1,250.5</title>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("fill=\"#fde725\"><title>r / c: 98,765,432</title>"),
+            "{html}"
+        );
         assert!(html.contains("class=\"on-dark\""), "{html}");
         assert!(html.contains("class=\"on-light\""), "{html}");
         assert!(html.contains("<rect class=\"cell none\""), "{html}");
-        assert_eq!(html.matches("<svg class=\"chart").count(), 1, "one chart: {html}");
+        assert_eq!(
+            html.matches("<svg class=\"chart").count(),
+            1,
+            "one chart: {html}"
+        );
     }
 
     #[test]
@@ -273,7 +297,10 @@ mod tests {
             6,
         );
         assert!(!html.contains("<script") && !html.contains("<b>"), "{html}");
-        assert!(html.contains("&lt;b&gt; / &lt;script&gt;x&lt;/script&gt;: 1"), "{html}");
+        assert!(
+            html.contains("&lt;b&gt; / &lt;script&gt;x&lt;/script&gt;: 1"),
+            "{html}"
+        );
     }
 
     #[test]

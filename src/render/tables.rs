@@ -7,9 +7,9 @@
 use maud::{html, Markup, PreEscaped};
 use serde_json::Value;
 
+use super::link;
 use super::numbers::readable;
 use super::times::time;
-use super::link;
 use crate::pin_types::{
     flexible_table::{ColumnType, FlexibleTableConfig},
     list::ListConfig,
@@ -162,14 +162,20 @@ mod tests {
                 "site": "https://example.com/"
             }}, {"id": "b", "cells": {"host": null}}]
         }));
-        assert!(html.starts_with("<div class=\"scroll\"><table><thead><tr>"), "{html}");
+        assert!(
+            html.starts_with("<div class=\"scroll\"><table><thead><tr>"),
+            "{html}"
+        );
         assert!(
             html.contains("<th scope=\"col\">Host</th><th scope=\"col\" class=\"num\">Load</th>\
                            <th scope=\"col\" class=\"nw\">Seen</th><th scope=\"col\" class=\"nw\">Up</th>\
                            <th scope=\"col\" class=\"url\">Site</th>"),
             "{html}"
         );
-        assert!(html.contains("<td>web-1</td><td class=\"num\">1,234.5</td>"), "{html}");
+        assert!(
+            html.contains("<td>web-1</td><td class=\"num\">1,234.5</td>"),
+            "{html}"
+        );
         assert!(
             html.contains("<td class=\"nw\"><time datetime=\"2024-02-29\">2024-02-29</time></td><td class=\"nw\">Yes</td>"),
             "{html}"
@@ -178,7 +184,10 @@ mod tests {
             html.contains("<td class=\"url\"><a href=\"https://example.com/\""),
             "{html}"
         );
-        assert!(html.contains("<tr><td></td><td class=\"num\"></td>"), "empty cells: {html}");
+        assert!(
+            html.contains("<tr><td></td><td class=\"num\"></td>"),
+            "empty cells: {html}"
+        );
     }
 
     #[test]
@@ -187,7 +196,10 @@ mod tests {
             "columns": [{"id": "t", "name": HOSTILE, "type": "text"}],
             "rows": [{"id": "a", "cells": {"t": HOSTILE}}]
         }));
-        assert!(html.contains(&format!("<th scope=\"col\">{ESCAPED}</th>")), "{html}");
+        assert!(
+            html.contains(&format!("<th scope=\"col\">{ESCAPED}</th>")),
+            "{html}"
+        );
         assert!(html.contains(&format!("<td>{ESCAPED}</td>")), "{html}");
         let grid = status_grid(
             &serde_json::from_value(
@@ -208,7 +220,10 @@ mod tests {
             ]}))
             .unwrap(),
         );
-        assert!(items.contains(&format!("☑</span> {ESCAPED}</li>")), "{items}");
+        assert!(
+            items.contains(&format!("☑</span> {ESCAPED}</li>")),
+            "{items}"
+        );
         assert!(items.contains("<li>docs</li>"), "no script link: {items}");
         let events = timeline(
             &serde_json::from_value(json!({"events": [

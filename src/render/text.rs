@@ -158,7 +158,10 @@ mod tests {
         let html = tree(serde_json::json!(
             {"build": 1842, "ok": true, "tags": ["prod", "eu"], "owner": null, "none": {}}
         ));
-        assert!(html.starts_with("<div class=\"json\"><ul class=\"jt\">"), "{html}");
+        assert!(
+            html.starts_with("<div class=\"json\"><ul class=\"jt\">"),
+            "{html}"
+        );
         for entry in [
             "<li><span class=\"jk\">build</span><span class=\"jp\">: </span><span class=\"jn\">1842</span></li>",
             "<li><span class=\"jk\">ok</span><span class=\"jp\">: </span><span class=\"jb\">true</span></li>",
@@ -178,26 +181,47 @@ mod tests {
 
     #[test]
     fn deep_or_long_containers_start_closed() {
-        let html = tree(serde_json::json!({"a": {"b": {"c": {"d": 1}}}, "many": (0..21).collect::<Vec<_>>()}));
-        assert!(html.contains("<details open><summary><span class=\"jk\">a</span>"), "{html}");
-        assert!(html.contains("<details open><summary><span class=\"jk\">b</span>"), "{html}");
+        let html = tree(
+            serde_json::json!({"a": {"b": {"c": {"d": 1}}}, "many": (0..21).collect::<Vec<_>>()}),
+        );
+        assert!(
+            html.contains("<details open><summary><span class=\"jk\">a</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<details open><summary><span class=\"jk\">b</span>"),
+            "{html}"
+        );
         assert!(html.contains("<details><summary><span class=\"jk\">c</span><span class=\"jp\">: </span><span class=\"jc\">{1 key}</span>"), "{html}");
         assert!(html.contains("<details><summary><span class=\"jk\">many</span><span class=\"jp\">: </span><span class=\"jc\">[21 items]</span>"), "{html}");
-        assert!(html.contains("<span class=\"ji\">20</span>"), "closed, not cut: {html}");
+        assert!(
+            html.contains("<span class=\"ji\">20</span>"),
+            "closed, not cut: {html}"
+        );
     }
 
     #[test]
     fn hostile_json_and_code_stay_text() {
-        let html = tree(serde_json::json!({"<script>k</script>": ["</span><script>alert(1)</script>"]}));
+        let html =
+            tree(serde_json::json!({"<script>k</script>": ["</span><script>alert(1)</script>"]}));
         assert!(!html.contains("<script"), "{html}");
-        assert!(html.contains("<span class=\"jk\">&lt;script&gt;k&lt;/script&gt;</span>"), "{html}");
-        assert!(html.contains("&quot;&lt;/span&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;"), "{html}");
+        assert!(
+            html.contains("<span class=\"jk\">&lt;script&gt;k&lt;/script&gt;</span>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&quot;&lt;/span&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;"),
+            "{html}"
+        );
         let code = code(&CodeConfig {
             language: "html".into(),
             code: "</code></pre><script>alert(1)</script>\n  <b>".into(),
         });
         assert!(!code.contains("<script") && !code.contains("<b>"), "{code}");
-        assert!(code.contains("&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;"), "{code}");
+        assert!(
+            code.contains("&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;"),
+            "{code}"
+        );
     }
 
     #[test]
@@ -216,7 +240,9 @@ mod tests {
             language: "text".into(),
             code: "x\n".repeat(120),
         });
-        assert!(long.contains("<code class=\"d3\">") && long.matches("class=\"ln\"").count() == 120);
+        assert!(
+            long.contains("<code class=\"d3\">") && long.matches("class=\"ln\"").count() == 120
+        );
     }
 
     #[test]
