@@ -17,20 +17,33 @@ use crate::pin_types::{
     timeline::TimelineConfig,
 };
 
+/// Text at most this long in every cell of its column keeps the column on one line.
+const SHORT_TEXT: usize = 24;
+
 /// The class of a column's heading and cells: how its content is aligned and wrapped
-/// (none for text, which wraps as prose does).
-fn column_class(kind: ColumnType) -> Option<&'static str> {
+/// (none for text with a long value, which wraps as prose does; `short` for text that is
+/// short in every row).
+fn column_class(kind: ColumnType, short: bool) -> Option<&'static str> {
     match kind {
         ColumnType::Number => Some("num"),
         ColumnType::Date | ColumnType::Boolean => Some("nw"),
         ColumnType::Link => Some("url"),
+        ColumnType::Text if short => Some("nw"),
         ColumnType::Text => None,
     }
 }
 
+/// Whether every value of column `id` is short text (or none).
+fn all_short(config: &FlexibleTableConfig, id: &str) -> bool {
+    config.rows.iter().all(|row| match row.cells.get(id) {
+        Some(Value::String(s)) => s.chars().count() <= SHORT_TEXT,
+        Some(Value::Null) | None => true,
+        Some(other) => other.to_string().chars().count() <= SHORT_TEXT,
+    })
+}
+
 /// A cell as its column type reads: numbers formatted, links only when http(s).
-fn cell(kind: ColumnType, value: Option<&Value>) -> Markup {
-    let class = column_class(kind);
+fn cell(kind: ColumnType, class: Option<&'static str>, value: Option<&Value>) -> Markup {
     let content = match (kind, value) {
         (_, None | Some(Value::Null)) => html! {},
         (ColumnType::Number, Some(Value::Number(n))) => {
@@ -46,19 +59,28 @@ fn cell(kind: ColumnType, value: Option<&Value>) -> Markup {
 }
 
 pub fn flexible_table(config: &FlexibleTableConfig) -> String {
+    let classes: Vec<Option<&str>> = config
+        .columns
+        .iter()
+        .map(|c| column_class(c.kind, all_short(config, &c.id)))
+        .collect();
     html! {
         div.scroll {
             table {
                 thead {
                     tr {
-                        @for c in &config.columns {
-                            th scope="col" class=[column_class(c.kind)] { (c.name) }
+                        @for (c, class) in config.columns.iter().zip(&classes) {
+                            th scope="col" class=[class] { (c.name) }
                         }
                     }
                 }
                 tbody {
                     @for row in &config.rows {
-                        tr { @for c in &config.columns { (cell(c.kind, row.cells.get(&c.id))) } }
+                        tr {
+                            @for (c, class) in config.columns.iter().zip(&classes) {
+                                (cell(c.kind, *class, row.cells.get(&c.id)))
+                            }
+                        }
                     }
                 }
             }
@@ -167,13 +189,13 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("<th scope=\"col\">Host</th><th scope=\"col\" class=\"num\">Load</th>\
+            html.contains("<th scope=\"col\" class=\"nw\">Host</th><th scope=\"col\" class=\"num\">Load</th>\
                            <th scope=\"col\" class=\"nw\">Seen</th><th scope=\"col\" class=\"nw\">Up</th>\
                            <th scope=\"col\" class=\"url\">Site</th>"),
             "{html}"
         );
         assert!(
-            html.contains("<td>web-1</td><td class=\"num\">1,234.5</td>"),
+            html.contains("<td class=\"nw\">web-1</td><td class=\"num\">1,234.5</td>"),
             "{html}"
         );
         assert!(
@@ -185,7 +207,7 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains("<tr><td></td><td class=\"num\"></td>"),
+            html.contains("<tr><td class=\"nw\"></td><td class=\"num\"></td>"),
             "empty cells: {html}"
         );
     }
