@@ -6,7 +6,7 @@ a long table, a status grid, a list and a timeline. Nothing is clipped, the page
 scrolls sideways, text is at least 11 px (14 px on a 1920x1080 wall), the gauges' figures
 sit inside their dials, and kiosk mode's live indicator covers no pin.
 
-Usage: python3 tests/browser/types.py [test name ...]. Starts its own server (the debug
+Usage: python3 tests/browser/designed_types.py [test name ...]. Starts its own server (the debug
 binary, `cargo build` first; CORKBOARD_BIN names another) on a fresh SQLite store. With
 CORKBOARD_SHOTS=<dir>, saves a screenshot per size there. Prints one line per test and,
 last, `N passed, M failed`; exits non-zero when any failed."""
