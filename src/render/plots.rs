@@ -173,7 +173,7 @@ pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
     // Values that would not fit the cells of a plot a phone wide (about 300 px) are hidden
     // there (`cv`, by the plot's width in the page's CSS).
     let phone_chars = ((300.0 - left as f64 * 7.2) * cw / 7.2) as usize;
-    let narrow = if values().all(|v| cell_label(v).chars().count() + 1 <= phone_chars) {
+    let narrow = if values().all(|v| cell_label(v).chars().count() < phone_chars) {
         ""
     } else {
         " cv"
