@@ -22,6 +22,7 @@
     [".cards", ".card", "p"],
     ["ul.progress, ul.list, ul.status-grid, ol.timeline", "li", "li"],
     ["tbody", "tr", "tr"],
+    ["ul.jt", "li", "li"],
     [".md", "*", "p"]
   ];
   // Lines of preformatted text (json, code) kept at least.

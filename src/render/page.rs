@@ -71,6 +71,9 @@ impl Page {
 /// The share pages' style sheet (assets/page.css), embedded at build time.
 const CSS: &str = include_str!("../../assets/page.css");
 
+/// The pin types' own design (assets/types.css), after the base sheet.
+const TYPES_CSS: &str = include_str!("../../assets/types.css");
+
 /// How a share page is shown, beyond what it shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {
@@ -263,7 +266,7 @@ fn document(
     view: View,
     live: Option<Live>,
 ) -> Page {
-    let style = format!("{CSS}{}{extra_css}", svg::palette_css());
+    let style = format!("{CSS}{}{TYPES_CSS}{extra_css}", svg::palette_css());
     let style_hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
     let document = Document {
         title: title.to_owned(),

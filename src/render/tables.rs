@@ -1,10 +1,15 @@
 //! Rows of things: `flexible-table`, `status-grid`, `list` and `timeline`.
+//!
+//! A table's columns are sized to their content: numbers right-aligned in tabular figures,
+//! dates, yes/no and numbers kept on one line, text and links wrapping. A table wider than
+//! its pin scrolls sideways inside the pin (`.scroll`), never the page.
 
+use maud::{html, Markup, PreEscaped};
 use serde_json::Value;
 
+use super::link;
 use super::numbers::readable;
 use super::times::time;
-use super::{esc, link};
 use crate::pin_types::{
     flexible_table::{ColumnType, FlexibleTableConfig},
     list::ListConfig,
@@ -12,51 +17,76 @@ use crate::pin_types::{
     timeline::TimelineConfig,
 };
 
-/// A cell as its column type reads: numbers formatted, links only when http(s).
-fn cell(kind: ColumnType, value: Option<&Value>) -> String {
-    let text = |v: &Value| match v {
-        Value::String(s) => esc(s),
-        Value::Null => String::new(),
-        other => esc(&other.to_string()),
-    };
-    match (kind, value) {
-        (_, None | Some(Value::Null)) => "<td></td>".to_owned(),
-        (ColumnType::Number, Some(Value::Number(n))) => {
-            format!(
-                "<td class=\"num\">{}</td>",
-                esc(&readable(n.as_f64().unwrap_or(f64::NAN)))
-            )
-        }
-        (ColumnType::Boolean, Some(Value::Bool(b))) => {
-            format!("<td>{}</td>", if *b { "Yes" } else { "No" })
-        }
-        (ColumnType::Date, Some(Value::String(s))) => {
-            format!("<td>{}</td>", time(s))
-        }
-        (ColumnType::Link, Some(Value::String(s))) => format!("<td>{}</td>", link(s, s)),
-        (_, Some(v)) => format!("<td>{}</td>", text(v)),
+/// Text at most this long in every cell of its column keeps the column on one line.
+const SHORT_TEXT: usize = 24;
+
+/// The class of a column's heading and cells: how its content is aligned and wrapped
+/// (none for text with a long value, which wraps as prose does; `short` for text that is
+/// short in every row).
+fn column_class(kind: ColumnType, short: bool) -> Option<&'static str> {
+    match kind {
+        ColumnType::Number => Some("num"),
+        ColumnType::Date | ColumnType::Boolean => Some("nw"),
+        ColumnType::Link => Some("url"),
+        ColumnType::Text if short => Some("nw"),
+        ColumnType::Text => None,
     }
 }
 
+/// Whether every value of column `id` is short text (or none).
+fn all_short(config: &FlexibleTableConfig, id: &str) -> bool {
+    config.rows.iter().all(|row| match row.cells.get(id) {
+        Some(Value::String(s)) => s.chars().count() <= SHORT_TEXT,
+        Some(Value::Null) | None => true,
+        Some(other) => other.to_string().chars().count() <= SHORT_TEXT,
+    })
+}
+
+/// A cell as its column type reads: numbers formatted, links only when http(s).
+fn cell(kind: ColumnType, class: Option<&'static str>, value: Option<&Value>) -> Markup {
+    let content = match (kind, value) {
+        (_, None | Some(Value::Null)) => html! {},
+        (ColumnType::Number, Some(Value::Number(n))) => {
+            html! { (readable(n.as_f64().unwrap_or(f64::NAN))) }
+        }
+        (ColumnType::Boolean, Some(Value::Bool(b))) => html! { (if *b { "Yes" } else { "No" }) },
+        (ColumnType::Date, Some(Value::String(s))) => html! { (PreEscaped(time(s))) },
+        (ColumnType::Link, Some(Value::String(s))) => html! { (PreEscaped(link(s, s))) },
+        (_, Some(Value::String(s))) => html! { (s) },
+        (_, Some(other)) => html! { (other.to_string()) },
+    };
+    html! { td class=[class] { (content) } }
+}
+
 pub fn flexible_table(config: &FlexibleTableConfig) -> String {
-    let head: String = config
+    let classes: Vec<Option<&str>> = config
         .columns
         .iter()
-        .map(|c| format!("<th scope=\"col\">{}</th>", esc(&c.name)))
+        .map(|c| column_class(c.kind, all_short(config, &c.id)))
         .collect();
-    let body: String = config
-        .rows
-        .iter()
-        .map(|row| {
-            let cells: String = config
-                .columns
-                .iter()
-                .map(|c| cell(c.kind, row.cells.get(&c.id)))
-                .collect();
-            format!("<tr>{cells}</tr>")
-        })
-        .collect();
-    format!("<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+    html! {
+        div.scroll {
+            table {
+                thead {
+                    tr {
+                        @for (c, class) in config.columns.iter().zip(&classes) {
+                            th scope="col" class=[class] { (c.name) }
+                        }
+                    }
+                }
+                tbody {
+                    @for row in &config.rows {
+                        tr {
+                            @for (c, class) in config.columns.iter().zip(&classes) {
+                                (cell(c.kind, *class, row.cells.get(&c.id)))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// The class and words of a status (the colour never carries the meaning alone).
@@ -70,68 +100,165 @@ fn status(status: Status) -> (&'static str, &'static str) {
 }
 
 pub fn status_grid(config: &StatusGridConfig) -> String {
-    let items: String = config
-        .items
-        .iter()
-        .map(|item| {
-            let (class, words) = status(item.status);
-            let detail = item
-                .detail
-                .as_deref()
-                .map(|d| format!("<span class=\"muted\">{}</span>", esc(d)))
-                .unwrap_or_default();
-            format!(
-                "<li class=\"{class}\"><span class=\"badge\">{words}</span> <strong>{}</strong> {detail}</li>",
-                esc(&item.name)
-            )
-        })
-        .collect();
-    format!("<ul class=\"status-grid\">{items}</ul>")
+    html! {
+        ul.status-grid {
+            @for item in &config.items {
+                @let (class, words) = status(item.status);
+                li class=(class) {
+                    span.badge { (words) }
+                    " "
+                    strong { (item.name) }
+                    @if let Some(detail) = &item.detail { " " span.muted { (detail) } }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 pub fn list(config: &ListConfig) -> String {
-    let items: String = config
-        .items
-        .iter()
-        .map(|item| {
-            let mark = match item.checked {
-                Some(true) => "<span class=\"mark\" title=\"done\">☑</span> ",
-                Some(false) => "<span class=\"mark\" title=\"to do\">☐</span> ",
-                None => "",
-            };
-            let text = match &item.url {
-                Some(url) => link(url, &item.text),
-                None => esc(&item.text),
-            };
-            format!("<li>{mark}{text}</li>")
-        })
-        .collect();
-    format!("<ul class=\"list\">{items}</ul>")
+    html! {
+        ul.list {
+            @for item in &config.items {
+                li {
+                    @match item.checked {
+                        Some(true) => { span.mark.done title="done" { "☑" } " " },
+                        Some(false) => { span.mark title="to do" { "☐" } " " },
+                        None => {},
+                    }
+                    @match &item.url {
+                        Some(url) => (PreEscaped(link(url, &item.text))),
+                        None => (item.text),
+                    }
+                }
+            }
+        }
+    }
+    .into_string()
 }
 
 pub fn timeline(config: &TimelineConfig) -> String {
-    let events: String = config
-        .events
-        .iter()
-        .map(|event| {
-            let badge = event
-                .status
-                .map(|s| {
-                    let (class, words) = status(s);
-                    format!(" <span class=\"badge {class}\">{words}</span>")
-                })
-                .unwrap_or_default();
-            let description = event
-                .description
-                .as_deref()
-                .map(|d| format!("<p class=\"muted\">{}</p>", esc(d)))
-                .unwrap_or_default();
-            format!(
-                "<li>{} <strong>{}</strong>{badge}{description}</li>",
-                time(&event.time),
-                esc(&event.title)
+    html! {
+        ol.timeline {
+            @for event in &config.events {
+                @let class = event.status.map(|s| status(s).0);
+                li class=[class] {
+                    p.when {
+                        (PreEscaped(time(&event.time)))
+                        @if let Some(s) = event.status { " " span.badge { (status(s).1) } }
+                    }
+                    strong { (event.title) }
+                    @if let Some(d) = &event.description { p.muted { (d) } }
+                }
+            }
+        }
+    }
+    .into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const HOSTILE: &str = "<script>alert(1)</script>\"><img src=x onerror=alert(1)>";
+    const ESCAPED: &str =
+        "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(1)&gt;";
+
+    fn table(config: serde_json::Value) -> String {
+        flexible_table(&serde_json::from_value(config).unwrap())
+    }
+
+    #[test]
+    fn columns_are_aligned_and_wrapped_by_their_type() {
+        let html = table(json!({
+            "columns": [
+                {"id": "host", "name": "Host", "type": "text"},
+                {"id": "load", "name": "Load", "type": "number"},
+                {"id": "seen", "name": "Seen", "type": "date"},
+                {"id": "up", "name": "Up", "type": "boolean"},
+                {"id": "site", "name": "Site", "type": "link"}
+            ],
+            "rows": [{"id": "a", "cells": {
+                "host": "web-1", "load": 1234.5, "seen": "2024-02-29", "up": true,
+                "site": "https://example.com/"
+            }}, {"id": "b", "cells": {"host": null}}]
+        }));
+        assert!(
+            html.starts_with("<div class=\"scroll\"><table><thead><tr>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<th scope=\"col\" class=\"nw\">Host</th><th scope=\"col\" class=\"num\">Load</th>\
+                           <th scope=\"col\" class=\"nw\">Seen</th><th scope=\"col\" class=\"nw\">Up</th>\
+                           <th scope=\"col\" class=\"url\">Site</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"nw\">web-1</td><td class=\"num\">1,234.5</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"nw\"><time datetime=\"2024-02-29\">2024-02-29</time></td><td class=\"nw\">Yes</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"url\"><a href=\"https://example.com/\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("<tr><td class=\"nw\"></td><td class=\"num\"></td>"),
+            "empty cells: {html}"
+        );
+    }
+
+    #[test]
+    fn hostile_text_is_escaped_everywhere() {
+        let html = table(json!({
+            "columns": [{"id": "t", "name": HOSTILE, "type": "text"}],
+            "rows": [{"id": "a", "cells": {"t": HOSTILE}}]
+        }));
+        assert!(
+            html.contains(&format!("<th scope=\"col\">{ESCAPED}</th>")),
+            "{html}"
+        );
+        assert!(html.contains(&format!("<td>{ESCAPED}</td>")), "{html}");
+        let grid = status_grid(
+            &serde_json::from_value(
+                json!({"items": [{"name": HOSTILE, "status": "warn", "detail": HOSTILE}]}),
             )
-        })
-        .collect();
-    format!("<ol class=\"timeline\">{events}</ol>")
+            .unwrap(),
+        );
+        assert!(
+            grid.contains(&format!(
+                "<li class=\"st-warn\"><span class=\"badge\">Warning</span> <strong>{ESCAPED}</strong> <span class=\"muted\">{ESCAPED}</span></li>"
+            )),
+            "{grid}"
+        );
+        let items = list(
+            &serde_json::from_value(json!({"items": [
+                {"text": HOSTILE, "checked": true},
+                {"text": "docs", "url": "javascript:alert(1)"}
+            ]}))
+            .unwrap(),
+        );
+        assert!(
+            items.contains(&format!("☑</span> {ESCAPED}</li>")),
+            "{items}"
+        );
+        assert!(items.contains("<li>docs</li>"), "no script link: {items}");
+        let events = timeline(
+            &serde_json::from_value(json!({"events": [
+                {"time": "2024-03-04T09:30:00Z", "title": HOSTILE, "description": HOSTILE, "status": "error"}
+            ]}))
+            .unwrap(),
+        );
+        assert!(
+            events.contains(&format!(
+                "<li class=\"st-error\"><p class=\"when\"><time datetime=\"2024-03-04T09:30:00Z\">2024-03-04 09:30 UTC</time> \
+                 <span class=\"badge\">Error</span></p><strong>{ESCAPED}</strong><p class=\"muted\">{ESCAPED}</p></li>"
+            )),
+            "{events}"
+        );
+    }
 }
