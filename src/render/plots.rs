@@ -2,7 +2,7 @@
 
 use std::f64::consts::PI;
 
-use maud::html;
+use maud::{html, PreEscaped};
 
 use super::numbers::{fit, readable};
 use super::svg::{self, c, pct, polar, Room, Scale};
@@ -79,26 +79,19 @@ pub fn scatter(config: &ScatterChartConfig, room: Room) -> String {
     let fit = svg::tick_room(room.plot_px(left), svg::widest(&rough));
     let xs = svg::ticks_of(points().map(|p| p.x), false, fit);
     let (x_scale, y_scale) = (Scale::of(&xs), Scale::of(&ys));
-    let mut out = svg::open("Scatter chart", room, left, false, false);
-    out.push_str(&svg::value_axis_y(&ys, &y_labels));
-    out.push_str(&svg::value_axis_x(&xs, &xs.labels(6)));
-    for (i, series) in config.series.iter().enumerate() {
-        let class = svg::series(i);
-        for p in &series.points {
-            out.push_str(&format!(
-                "<circle class=\"pt {class}\" cx=\"{}\" cy=\"{}\" r=\"4\">{}</circle>",
-                pct(x_scale.at(p.x, 0.0, 1.0)),
-                pct(1.0 - y_scale.at(p.y, 0.0, 1.0)),
-                svg::tip(&format!(
-                    "{}: ({}, {})",
-                    series.name,
-                    readable(p.x),
-                    readable(p.y)
-                ))
-            ));
+    let marks = html! {
+        (PreEscaped(svg::value_axis_y(&ys, &y_labels)))
+        (PreEscaped(svg::value_axis_x(&xs, &xs.labels(6))))
+        @for (i, series) in config.series.iter().enumerate() {
+            @for p in &series.points {
+                circle class={ "pt " (svg::series(i)) } cx=(pct(x_scale.at(p.x, 0.0, 1.0)))
+                    cy=(pct(1.0 - y_scale.at(p.y, 0.0, 1.0))) r="4" {
+                    title { (series.name) ": (" (readable(p.x)) ", " (readable(p.y)) ")" }
+                }
+            }
         }
-    }
-    out.push_str(&svg::close(None, None));
+    };
+    let mut out = svg::chart("Scatter chart", room, left, (None, None), marks);
     out.push_str(&svg::legend(config.series.iter().map(|s| s.name.as_str())));
     out
 }
@@ -208,15 +201,12 @@ pub fn heatmap(config: &HeatmapConfig, room: Room) -> String {
             }
         }
     };
-    let mut out = svg::open("Heatmap", room, left, false, false);
-    out.push_str(&cells.into_string());
-    out.push_str(&svg::category_axis_left(&config.y_labels, |r| {
-        (r as f64 + 0.5) * ch
-    }));
-    out.push_str(&svg::category_axis(&config.x_labels, room, left, |k| {
-        (k as f64 + 0.5) * cw
-    }));
-    out.push_str(&svg::close(None, None));
+    let marks = html! {
+        (cells)
+        (PreEscaped(svg::category_axis_left(&config.y_labels, |r| (r as f64 + 0.5) * ch)))
+        (PreEscaped(svg::category_axis(&config.x_labels, room, left, |k| (k as f64 + 0.5) * cw)))
+    };
+    let mut out = svg::chart("Heatmap", room, left, (None, None), marks);
     let legend = html! {
         div.hm-scale {
             @if let Some((lo, hi)) = extent {

@@ -13,7 +13,6 @@
 
 use maud::{html, Markup, PreEscaped};
 
-use super::esc;
 use super::numbers::Ticks;
 
 /// Colours in the palette; series beyond repeat them.
@@ -192,17 +191,6 @@ pub fn chart(
     .into_string()
 }
 
-/// Opens a chart as [`chart`] draws it, for drawings that write their marks by hand;
-/// [`close`] ends it.
-pub fn open(name: &str, room: Room, left_chars: usize, x_title: bool, y_title: bool) -> String {
-    format!(
-        "<div class=\"{}\"><svg class=\"chart\" role=\"img\" aria-label=\"{}\" \
-         xmlns=\"http://www.w3.org/2000/svg\">",
-        plot_class(room, left_chars, x_title, y_title),
-        esc(name)
-    )
-}
-
 /// A chart's axis titles: the x axis's under the plot, the y axis's above it.
 fn axis_titles(x_title: Option<&str>, y_title: Option<&str>) -> Markup {
     html! {
@@ -213,13 +201,6 @@ fn axis_titles(x_title: Option<&str>, y_title: Option<&str>) -> Markup {
             (PreEscaped(text("0", "0", "-0.8em", "start", y, 40)))
         }
     }
-}
-
-/// Ends a chart opened by [`open`], with its axis titles.
-pub fn close(x_title: Option<&str>, y_title: Option<&str>) -> String {
-    let mut out = axis_titles(x_title, y_title).into_string();
-    out.push_str("</svg></div>");
-    out
 }
 
 /// A square of [`FIELD`] units stretched over the whole plot, for polylines and polygons;
