@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The README's screenshots: a live board (docs/share-page.png, 1440 wide, light), the
-same board in kiosk mode (docs/kiosk.png, 1920x1080), the board editor of a signed-in
-owner (docs/board-editor.png, 1440 wide) and their keys page just after generating a key
-(docs/keys-page.png), drawn by a fresh server in Chromium.
+same board on a phone (docs/phone.png, 390 wide) and in kiosk mode (docs/kiosk.png,
+1920x1080), a shared playlist's turn on a wall (docs/playlist.png, 1920x1080), the board
+editor of a signed-in owner (docs/board-editor.png, 1440 wide) and their keys page just
+after generating a key (docs/keys-page.png), drawn by a fresh server in Chromium.
 Rerun after changing the pages: python3 tests/browser/screenshots.py (needs the debug
 binary and what .ci/browser installs)."""
 
@@ -21,6 +22,7 @@ def main():
         browser = launch(p)
         for name, url, size, full in [
             ("share-page.png", f"/share/{board}", {"width": 1440, "height": 900}, True),
+            ("phone.png", f"/share/{board}", {"width": 390, "height": 844}, False),
             ("kiosk.png", f"/share/{board}?kiosk=1", {"width": 1920, "height": 1080}, False),
         ]:
             context = browser.new_context(viewport=size, color_scheme="light")
@@ -40,8 +42,31 @@ def main():
             page.screenshot(path=path, full_page=full)
             print(f"wrote {os.path.relpath(path, ROOT)}")
             context.close()
+        playlist(server, browser, board, pins)
         editor(server, browser, pins)
         browser.close()
+
+
+def playlist(server, browser, operations, pins):
+    """A shared playlist on a 1920x1080 wall: its first board's turn, in kiosk mode."""
+    board = server.board("Support desk", "Queues and response times, turning with Operations")
+    for kind, at in [("stat-cards", {"x": 0, "y": 0, "w": 6, "h": 2}),
+                     ("gauge", {"x": 6, "y": 0, "w": 3, "h": 2}),
+                     ("progress", {"x": 9, "y": 0, "w": 3, "h": 2}),
+                     ("bar-chart", {"x": 0, "y": 2, "w": 6, "h": 3}),
+                     ("timeline", {"x": 6, "y": 2, "w": 6, "h": 3})]:
+        server.place(board, pins[kind], at)
+    made = server.api("POST", "/playlists", {"name": "Lobby wall", "items": [
+        {"pinboard_id": board, "seconds": 30}, {"pinboard_id": operations, "seconds": 30}]})
+    context = browser.new_context(viewport={"width": 1920, "height": 1080}, color_scheme="light")
+    offline_images(context)
+    page = context.new_page()
+    page.goto(f"{server.base}/share/playlist/{made['id']}")
+    page.wait_for_function("() => document.body.dataset.live === 'live'")
+    path = os.path.join(ROOT, "docs", "playlist.png")
+    page.screenshot(path=path)
+    print(f"wrote {os.path.relpath(path, ROOT)}")
+    context.close()
 
 
 def editor(server, browser, pins):
