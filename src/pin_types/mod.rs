@@ -174,51 +174,6 @@ pub fn config_schema(generator: &mut SchemaGenerator) -> Schema {
     })
 }
 
-/// Pairs a body's configurations with its `pin_type` (a `transform` of the create and
-/// update bodies): `anyOf` one pair per type, so the schema states that `pin_config`,
-/// `content` and `metadata.pin_config` sent beside `pin_type` are of that type; where
-/// `pin_type` is optional (an update) one more choice is a body without it, whose
-/// configuration is checked against the stored type, which no schema can see. (One
-/// `anyOf` rather than an `if`/`then` per type: fuzzers such as schemathesis can't
-/// generate from eighteen conditionals, and read a choice.) The types' schemas are taken
-/// from the `pin_config` property's `anyOf`, which [`config_schema`] writes in
-/// [`PinType::ALL`]'s order.
-pub fn config_by_type(schema: &mut Schema) {
-    let Some(any_of) = schema
-        .get("properties")
-        .and_then(|p| p.get("pin_config"))
-        .and_then(|c| c.get("anyOf"))
-        .and_then(Value::as_array)
-        .filter(|a| a.len() == PinType::ALL.len())
-        .cloned()
-    else {
-        return;
-    };
-    let mut choices: Vec<Value> = PinType::ALL
-        .iter()
-        .zip(any_of)
-        .map(|(pin_type, config)| {
-            serde_json::json!({
-                "required": ["pin_type"],
-                "properties": {
-                    "pin_type": { "const": pin_type.as_str() },
-                    "pin_config": config,
-                    "content": config,
-                    "metadata": { "properties": { "pin_config": config } },
-                },
-            })
-        })
-        .collect();
-    let required = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .is_some_and(|r| r.iter().any(|name| name == "pin_type"));
-    if !required {
-        choices.push(serde_json::json!({ "not": { "required": ["pin_type"] } }));
-    }
-    schema.insert("anyOf".into(), choices.into());
-}
-
 /// Parses and checks a configuration for `pin_type`. Ok means it is fully valid.
 pub fn validate(pin_type: PinType, config: &Value) -> Result<(), ConfigError> {
     (pin_type.spec().validate)(config)

@@ -93,7 +93,7 @@ pub const LAYOUT_PATTERN: &str = "^[1-4]x[1-4]$";
 /// (`data_type`, `pin_type`, `pin_layout`, `content`, `metadata`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(example = create_example(), transform = pin_types::config_by_type)]
+#[schemars(example = create_example())]
 pub struct CreateBody {
     #[schemars(schema_with = "pin_types::pin_type_schema")]
     pub pin_type: String,
@@ -165,8 +165,7 @@ fn check_expected(secs: Option<i64>, field: &str) -> Result<()> {
 #[serde(deny_unknown_fields)]
 #[schemars(
     example = serde_json::json!({"metadata": {"title": "Revenue (EU)"}, "pin_layout": "2x1"}),
-    extend("minProperties" = 1),
-    transform = pin_types::config_by_type
+    extend("minProperties" = 1)
 )]
 pub struct UpdateBody {
     /// A new type needs a configuration valid for it (sent here, or the stored one);

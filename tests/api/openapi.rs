@@ -699,7 +699,7 @@ both_stores! {
         assert!(valid(&doc, update, &json!({"config": {"text": "hi"}})));
     }
 
-    async fn a_pins_configuration_is_of_its_type_in_the_schemas(app) {
+    async fn web_urls_and_update_bodies_agree_with_the_server(app) {
         let doc = document(&app).await;
         let create = "/components/schemas/CreateBody";
         let cards = json!({"cards": [{"title": "Revenue", "value": "1"}]});
@@ -707,9 +707,6 @@ both_stores! {
         let cases = [
             (json!({"pin_type": "stat-cards", "pin_config": cards}), true),
             (json!({"pin_type": "gauge", "pin_config": gauge}), true),
-            (json!({"pin_type": "gauge", "pin_config": cards}), false),
-            (json!({"pin_type": "stat-cards", "content": gauge, "data_type": "pin-card"}), false),
-            (json!({"pin_type": "stat-cards", "metadata": {"pin_config": gauge}}), false),
             (json!({"pin_type": "image", "pin_config": {"url": "https://example.com/a.png"}}), true),
             (json!({"pin_type": "image", "pin_config": {"url": "HTTP://example.com/a.png"}}), true),
             (json!({"pin_type": "image", "pin_config": {"url": "ftp://example.com/a.png"}}), false),
@@ -721,11 +718,13 @@ both_stores! {
             let res = app.post("/v1/pins", &body).await;
             assert_eq!(res.status, if ok { 200 } else { 400 }, "{body}: {}", res.body);
         }
+        // Which type's configuration goes with `pin_type` is the server's check (400): stated
+        // as a choice per type, code generators made a model per pair and failed.
+        assert!(valid(&doc, create, &json!({"pin_type": "gauge", "pin_config": cards})));
+        app.post("/v1/pins", &json!({"pin_type": "gauge", "pin_config": cards}))
+            .await
+            .expect_error(400, "PIN_CONFIG_INVALID", None);
         let update = "/components/schemas/UpdateBody";
-        assert!(!valid(&doc, update, &json!({"pin_type": "gauge", "pin_config": cards})));
-        assert!(valid(&doc, update, &json!({"pin_type": "gauge", "pin_config": gauge})));
-        // Without `pin_type`, the stored type decides: the schema admits any type's.
-        assert!(valid(&doc, update, &json!({"pin_config": gauge})));
         // An empty `metadata` beside a change is schema-valid and accepted (alone, it changes
         // nothing: a 400 the schema leaves to the description).
         let pin = app.post("/v1/pins", &stat_cards("P")).await.expect(200);
