@@ -18,7 +18,7 @@ use axum::{
     Router,
 };
 use base64::{engine::general_purpose::STANDARD, Engine};
-use maud::{html, PreEscaped, DOCTYPE};
+use maud::{html, DOCTYPE};
 use sha2::{Digest, Sha256};
 
 use crate::{app::AppState, render::Page};
@@ -149,11 +149,7 @@ async fn reference() -> Response {
         (DOCTYPE)
         html lang="en" {
             head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width,initial-scale=1";
-                meta name="referrer" content="no-referrer";
-                title { "API reference · Corkboard" }
-                style { (PreEscaped(CSS)) }
+                (super::layout::head_start("API reference · Corkboard", false, "no-referrer", CSS))
                 script src=(redoc_path()) defer {}
                 script src=(script_path()) defer {}
             }

@@ -7,7 +7,7 @@
 //! are checked by. Pages are maud templates, which escape every value.
 
 use base64::{engine::general_purpose::STANDARD, Engine};
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 use sha2::{Digest, Sha256};
 
 use crate::render::Page;
@@ -29,12 +29,7 @@ fn form_page(title: &str, body: Markup) -> Page {
         (DOCTYPE)
         html lang="en" {
             head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width,initial-scale=1";
-                meta name="robots" content="noindex";
-                meta name="referrer" content="same-origin";
-                title { (title) }
-                style { (PreEscaped(CSS)) }
+                (super::layout::head_start(title, true, "same-origin", CSS))
             }
             body { (main) }
         }

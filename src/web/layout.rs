@@ -97,6 +97,22 @@ fn bar(shell: &Shell<'_>, user: &str) -> Markup {
     }
 }
 
+/// The start of every app page's `<head>` (the app's, the sign-in forms', the docs'): the
+/// charset, the viewport, `noindex` when the page should stay out of search engines, its
+/// referrer policy, its title and its style sheet inline (the CSP names its hash).
+pub(crate) fn head_start(title: &str, noindex: bool, referrer: &str, css: &str) -> Markup {
+    html! {
+        meta charset="utf-8";
+        meta name="viewport" content="width=device-width,initial-scale=1";
+        @if noindex {
+            meta name="robots" content="noindex";
+        }
+        meta name="referrer" content=(referrer);
+        title { (title) }
+        style { (PreEscaped(css)) }
+    }
+}
+
 /// A page of the app: `main` under the bar (or alone, on a page for anyone), found (200).
 pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
     let body = html! {
@@ -112,12 +128,7 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
         (DOCTYPE)
         html lang="en" {
             head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width,initial-scale=1";
-                meta name="robots" content="noindex";
-                meta name="referrer" content="same-origin";
-                title { (shell.title) " · Corkboard" }
-                style { (PreEscaped(CSS)) }
+                (head_start(&format!("{} · Corkboard", shell.title), true, "same-origin", CSS))
                 script src=(script_path()) defer {}
             }
             body { (body) }
