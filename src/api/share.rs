@@ -92,7 +92,7 @@ pub fn pages() -> ApiRouter<AppState> {
                 .id("getSharePageFragment")
             }),
         )
-        // The page script: its content hash is in its name, so it is cached for good.
+        // The pages' scripts: their content hash is in their names, so they are cached for good.
         .route("/assets/{name}", axum::routing::get(asset))
         .route("/favicon.ico", axum::routing::get(favicon))
         .api_route(
@@ -353,11 +353,11 @@ async fn fragment(
     }))
 }
 
-/// `GET /assets/<name>-<hash>.<ext>`: the page script (`live-*.js`), and the web app's
-/// editor script and style sheet (`editor-*.js`, `editor-*.css`), embedded at build time;
-/// any other name is 404. Immutable: a new asset has a new name.
+/// `GET /assets/<name>-<hash>.<ext>`: the pages' scripts and the web app's style sheet
+/// ([`render::assets`]), embedded at build time; any other name is 404. Immutable: a new
+/// asset has a new name.
 async fn asset(Path(name): Path<String>) -> Response {
-    let Some((content_type, text)) = render::asset(&format!("/assets/{name}")) else {
+    let Some(asset) = render::assets::find(&format!("/assets/{name}")) else {
         return Error::NotFound {
             what: "route",
             index: None,
@@ -365,11 +365,11 @@ async fn asset(Path(name): Path<String>) -> Response {
         .into_response();
     };
     let fixed = [
-        (header::CONTENT_TYPE, content_type),
+        (header::CONTENT_TYPE, asset.content_type()),
         (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     ];
-    (fixed, text).into_response()
+    (fixed, asset.text()).into_response()
 }
 
 /// `GET /favicon.ico`: the icon browsers ask every site for (drawn by `assets/favicon.py`),

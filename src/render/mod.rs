@@ -5,6 +5,7 @@
 //! pin types; `page.rs` wraps pins into whole pages with their Content-Security-Policy and
 //! the page script (assets/live.js) that keeps them live.
 
+pub mod assets;
 mod cards;
 mod catalogue;
 mod charts;
@@ -20,9 +21,9 @@ mod text;
 mod times;
 
 pub use page::{
-    asset, boards_page, following, fragment_page, message_page, not_found_page, paged,
-    rate_limits_page, script_path, shown_page, sign_in_failed_page, signed_out_page, view_page,
-    with_account, with_tools, Page, Turn, View, LIVE_JS,
+    boards_page, following, fragment_page, message_page, not_found_page, paged, rate_limits_page,
+    shown_page, sign_in_failed_page, signed_out_page, view_page, with_account, with_tools, Page,
+    Turn, View,
 };
 
 pub use catalogue::pin_types_page;

@@ -1,9 +1,11 @@
 //! Whole share pages: one pin, one board on its 12-column grid, or the one 404 page, and the
 //! signed-in user's pages drawn on the same shell. Pages are maud templates (every value
 //! escaped). Each page carries a single `<style>` element (assets/page.css, the series
-//! palette and the page's own rules) and its CSP allows exactly that element (by its
-//! SHA-256), images, and, on a live page, its same-origin scripts (`/assets/live-*.js`,
-//! kiosk mode's, and those a caller adds) and their connections to the same origin: no
+//! palette, assets/types.css, kiosk mode's rules on kiosk pages, the account bar's on a
+//! signed-in user's, and the page's own rules: a page carries no rule it can't use) and its
+//! CSP allows exactly that element (by its SHA-256), images, and, on a live page, its
+//! same-origin scripts ([`super::assets`]: the live one, kiosk mode's, and those a caller
+//! adds) and their connections to the same origin: no
 //! inline script, no other styles, no forms.
 //!
 //! A page keeps what it was drawn from, so that [`paged`], [`following`], [`with_account`]
@@ -13,9 +15,9 @@ use base64::{engine::general_purpose::STANDARD, Engine};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
 
-use super::body_in;
 use super::signal::signal;
 use super::svg::{self, Room};
+use super::{assets, body_in};
 use crate::{
     clock,
     pin_types::PinType,
@@ -74,6 +76,13 @@ const CSS: &str = include_str!("../../assets/page.css");
 /// The pin types' own design (assets/types.css), after the base sheet.
 const TYPES_CSS: &str = include_str!("../../assets/types.css");
 
+/// Kiosk mode's rules (assets/kiosk.css: the dark wall, the fitted grid, its pages), in
+/// kiosk pages only.
+const KIOSK_CSS: &str = include_str!("../../assets/kiosk.css");
+
+/// The signed-in user's bar and board list (assets/account.css), on their pages only.
+const ACCOUNT_CSS: &str = include_str!("../../assets/account.css");
+
 /// How a share page is shown, beyond what it shows.
 #[derive(Debug, Clone, Default)]
 pub struct View {
@@ -127,9 +136,8 @@ struct Document {
     top: Markup,
     main: Markup,
     bottom: Markup,
-    /// The whole style sheet and its SHA-256 (base64), which the CSP allows.
-    style: String,
-    style_hash: String,
+    /// The page's own rules, after the shared style sheet.
+    extra_css: String,
     view: View,
     live: Option<Live>,
     /// The signed-in user's bar: their name, and whether they own the workspace.
@@ -138,6 +146,8 @@ struct Document {
     tools: Option<String>,
     /// The web app's style sheet of controls (assets/editor.css), linked.
     app_styles: bool,
+    /// More of the head, at its end (a share page's link preview tags).
+    head: Option<Markup>,
 }
 
 impl Document {
@@ -154,21 +164,42 @@ impl Document {
     fn scripts(&self) -> Vec<&str> {
         let mut scripts = Vec::new();
         if self.live.is_some() {
-            scripts.push(script_path());
+            scripts.push(assets::LIVE.path());
             if self.view.kiosk {
-                scripts.push(kiosk_script_path());
+                scripts.push(assets::KIOSK.path());
             }
         }
         if self.tools.is_some() {
-            scripts.push(editor_script_path());
+            scripts.push(assets::EDITOR.path());
         }
         scripts.extend(self.view.scripts.iter().map(String::as_str));
         scripts
     }
 
+    /// The page's one style sheet: the shared rules, kiosk mode's and the account bar's
+    /// when the page has them, then the page's own.
+    fn style(&self) -> String {
+        let (kiosk, kiosk_palette) = if self.view.kiosk {
+            (KIOSK_CSS, svg::kiosk_palette_css())
+        } else {
+            ("", "")
+        };
+        let account = if self.account.is_some() {
+            ACCOUNT_CSS
+        } else {
+            ""
+        };
+        format!(
+            "{CSS}{}{TYPES_CSS}{kiosk_palette}{kiosk}{account}{}",
+            svg::palette_css(),
+            self.extra_css
+        )
+    }
+
     /// The page's HTML, its body's content alone, and its CSP.
     fn draw(&self) -> (String, String, String) {
         let view = &self.view;
+        let style = self.style();
         let kiosk = view.kiosk.then_some("kiosk");
         let scripts = self.scripts();
         let fragment = html! {
@@ -194,12 +225,15 @@ impl Document {
                     meta name="robots" content="noindex";
                     meta name="referrer" content=(self.referrer());
                     title { (self.title) }
-                    style { (PreEscaped(&self.style)) }
+                    style { (PreEscaped(&style)) }
                     @for src in &scripts {
                         script src=(src) defer {}
                     }
                     @if self.app_styles {
-                        link rel="stylesheet" href=(editor_style_path());
+                        link rel="stylesheet" href=(assets::EDITOR_STYLE.path());
+                    }
+                    @if let Some(head) = &self.head {
+                        (head)
                     }
                 }
                 body data-next=[view.turn.as_ref().map(|t| &t.next)]
@@ -226,28 +260,10 @@ impl Document {
         let csp = format!(
             "default-src 'none'; {policy}style-src {styles}'sha256-{}'; img-src https: http: data:; \
              base-uri 'none'; form-action {forms}",
-            self.style_hash
+            STANDARD.encode(Sha256::digest(style.as_bytes()))
         );
         (document.into_string(), fragment.into_string(), csp)
     }
-}
-
-/// The page script's URL path: its content hash in the name, so it can be cached forever.
-pub fn script_path() -> &'static str {
-    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| hashed("live", "js", LIVE_JS))
-}
-
-/// The page script (assets/live.js), embedded at build time.
-pub const LIVE_JS: &str = include_str!("../../assets/live.js");
-
-/// Kiosk mode's script (assets/kiosk.js): fits the board to the screen, in pages when it
-/// must. Embedded at build time.
-pub const KIOSK_JS: &str = include_str!("../../assets/kiosk.js");
-
-fn kiosk_script_path() -> &'static str {
-    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| hashed("kiosk", "js", KIOSK_JS))
 }
 
 /// `page` with the seconds each page of a kiosk board too tall for the screen stays up
@@ -266,20 +282,18 @@ fn document(
     view: View,
     live: Option<Live>,
 ) -> Page {
-    let style = format!("{CSS}{}{TYPES_CSS}{extra_css}", svg::palette_css());
-    let style_hash = STANDARD.encode(Sha256::digest(style.as_bytes()));
     let document = Document {
         title: title.to_owned(),
         top: body.top,
         main: body.main,
         bottom: body.bottom,
-        style,
-        style_hash,
+        extra_css: extra_css.to_owned(),
         view,
         live,
         account: None,
         tools: None,
         app_styles: false,
+        head: None,
     };
     let (html, fragment, csp) = document.draw();
     Page {
@@ -599,42 +613,9 @@ pub fn boards_page(name: &str, owner: bool, boards: &[Pinboard], new_board: Opti
     with_account(page, name, owner).redrawn(|d| d.app_styles = true)
 }
 
-/// The editor's script (assets/editor.js) and the style sheet of the web app's own controls
-/// (assets/editor.css), embedded at build time.
-pub const EDITOR_JS: &str = include_str!("../../assets/editor.js");
-pub const EDITOR_CSS: &str = include_str!("../../assets/editor.css");
-
-/// `/assets/<name>-<hash>.<ext>` of an embedded asset: its content hash in the name, so it
-/// can be cached forever.
-fn hashed(name: &str, ext: &str, text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("/assets/{name}-{hex}.{ext}")
-}
-
-fn editor_script_path() -> &'static str {
-    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| hashed("editor", "js", EDITOR_JS))
-}
-
-fn editor_style_path() -> &'static str {
-    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| hashed("editor", "css", EDITOR_CSS))
-}
-
-/// The embedded asset at `path` (`/assets/...`): its content type and text.
-pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
-    if path == script_path() {
-        Some(("text/javascript; charset=utf-8", LIVE_JS))
-    } else if path == kiosk_script_path() {
-        Some(("text/javascript; charset=utf-8", KIOSK_JS))
-    } else if path == editor_script_path() {
-        Some(("text/javascript; charset=utf-8", EDITOR_JS))
-    } else if path == editor_style_path() {
-        Some(("text/css; charset=utf-8", EDITOR_CSS))
-    } else {
-        None
-    }
+/// `page` with `head` at the end of its head.
+pub(super) fn with_head(page: Page, head: Markup) -> Page {
+    page.redrawn(|d| d.head = Some(head))
 }
 
 /// A board page with `tools` (the editor's, HTML) between the account bar and the board,

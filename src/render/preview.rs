@@ -10,6 +10,7 @@
 
 use std::{fmt::Write as _, sync::Arc, sync::OnceLock};
 
+use maud::{html, Markup};
 use resvg::{tiny_skia, usvg};
 use serde_json::Value;
 
@@ -91,42 +92,30 @@ impl LinkCard {
         }
     }
 
-    /// The tags, each value escaped.
-    fn tags(&self) -> String {
-        let mut tags = String::new();
-        let mut meta = |attr: &str, name: &str, value: &str| {
-            let _ = write!(tags, "<meta {attr}=\"{name}\" content=\"{}\">", esc(value));
-        };
-        meta("property", "og:type", "website");
-        meta("property", "og:site_name", "Corkboard");
-        meta("property", "og:title", &self.title);
-        meta("property", "og:description", &self.description);
-        if let Some(url) = &self.url {
-            meta("property", "og:url", url);
+    /// The tags (maud escapes each value). Twitter reads the Open Graph tags for the title,
+    /// description and image; only its card's size is its own.
+    pub fn tags(&self) -> Markup {
+        html! {
+            meta property="og:type" content="website";
+            meta property="og:site_name" content="Corkboard";
+            meta property="og:title" content=(self.title);
+            meta property="og:description" content=(self.description);
+            @if let Some(url) = &self.url {
+                meta property="og:url" content=(url);
+            }
+            meta property="og:image" content=(self.image);
+            meta property="og:image:type" content="image/png";
+            meta property="og:image:width" content=(WIDTH);
+            meta property="og:image:height" content=(HEIGHT);
+            meta property="og:image:alt" content={ (self.title) " on Corkboard" };
+            meta name="twitter:card" content="summary_large_image";
         }
-        meta("property", "og:image", &self.image);
-        meta("property", "og:image:type", "image/png");
-        meta("property", "og:image:width", &WIDTH.to_string());
-        meta("property", "og:image:height", &HEIGHT.to_string());
-        meta(
-            "property",
-            "og:image:alt",
-            &format!("{} on Corkboard", self.title),
-        );
-        meta("name", "twitter:card", "summary_large_image");
-        meta("name", "twitter:title", &self.title);
-        meta("name", "twitter:description", &self.description);
-        meta("name", "twitter:image", &self.image);
-        tags
     }
 }
 
 /// `page` with `card`'s tags at the end of its head.
-pub fn with_link_card(mut page: super::Page, card: &LinkCard) -> super::Page {
-    page.html = page
-        .html
-        .replacen("</head>", &format!("{}</head>", card.tags()), 1);
-    page
+pub fn with_link_card(page: super::Page, card: &LinkCard) -> super::Page {
+    super::page::with_head(page, card.tags())
 }
 
 /// The PNG of a board (its cards on the grid) or a pin (one card filling the picture).
@@ -1212,7 +1201,7 @@ mod tests {
         let card = LinkCard::of(&view, "pb-1", "https://cork.example/");
         assert_eq!(card.url.as_deref(), Some("https://cork.example/share/pb-1"));
         assert_eq!(card.image, "https://cork.example/share/pb-1.png");
-        let tags = card.tags();
+        let tags = card.tags().into_string();
         assert!(
             tags.contains("<meta property=\"og:title\" content=\"Ops &lt;wall&gt; &amp; more\">")
         );

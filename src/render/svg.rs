@@ -29,27 +29,34 @@ pub const DARK: [&str; COLORS] = [
     "#4a8fe0", "#e69f00", "#00b382", "#f07a3a", "#d98cba", "#8fd3f7", "#f0e442", "#aab3bd",
 ];
 
+/// `--p<i>` of each colour of `set`.
+fn palette_vars(set: &[&str]) -> String {
+    set.iter()
+        .enumerate()
+        .map(|(i, c)| format!("--p{i}:{c};"))
+        .collect()
+}
+
 /// The palette as CSS: `--p<i>` per theme, and the `s<i>` classes that give a mark its
 /// colour in `--s` (drawn as fill or stroke by the mark's own class).
 pub fn palette_css() -> &'static str {
     static CSS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     CSS.get_or_init(|| {
-        let vars = |set: &[&str]| -> String {
-            set.iter()
-                .enumerate()
-                .map(|(i, c)| format!("--p{i}:{c};"))
-                .collect()
-        };
         let classes: String = (0..COLORS)
             .map(|i| format!(".s{i}{{--s:var(--p{i})}}"))
             .collect();
         format!(
-            ":root{{{}}}@media (prefers-color-scheme:dark){{:root{{{}}}}}body.kiosk{{{}}}{classes}",
-            vars(&LIGHT),
-            vars(&DARK),
-            vars(&DARK)
+            ":root{{{}}}@media (prefers-color-scheme:dark){{:root{{{}}}}}{classes}",
+            palette_vars(&LIGHT),
+            palette_vars(&DARK),
         )
     })
+}
+
+/// The dark palette of kiosk mode, whatever the reader's theme (in kiosk pages only).
+pub fn kiosk_palette_css() -> &'static str {
+    static CSS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CSS.get_or_init(|| format!("body.kiosk{{{}}}", palette_vars(&DARK)))
 }
 
 /// The class of series `i`'s colour.
@@ -420,6 +427,7 @@ mod tests {
             assert!(contrast(c, "#12161c") >= 3.0, "{c} on the kiosk card");
         }
         assert!(palette_css().contains(".s7{--s:var(--p7)}"));
+        assert!(kiosk_palette_css().contains(&format!("--p0:{};", DARK[0])));
     }
 
     #[test]

@@ -31,9 +31,6 @@ const REDOC: &str = include_str!("../../assets/vendor/redoc/redoc.standalone.js"
 /// other site for anything.
 const REDOC_LOGO: &str = "https://cdn.redoc.ly/redoc/logo-mini.svg";
 
-/// The script that starts Redoc on the page's container.
-const DOCS_JS: &str = include_str!("../../assets/docs.js");
-
 /// The styles Redoc adds at run time, by the SHA-256 of their text: the empty `<style>`
 /// its style library creates and then fills through the CSSOM, and Redoc's fixed sheet.
 const REDOC_STYLES: [&str; 2] = [
@@ -52,11 +49,10 @@ pub(super) fn pages() -> Router<AppState> {
         .route("/docs/pin-types", get(pin_types))
 }
 
-/// The routes of the pages' scripts, immutable like every asset.
+/// The route of Redoc's bundle, immutable like every asset (the other scripts are
+/// [`crate::render::assets`]).
 pub(super) fn assets() -> Router<AppState> {
-    Router::new()
-        .route(redoc_path(), get(redoc))
-        .route(script_path(), get(script))
+    Router::new().route(redoc_path(), get(redoc))
 }
 
 /// Redoc as served: the bundle with its logo's address replaced.
@@ -77,21 +73,9 @@ fn redoc_gzip() -> &'static [u8] {
     })
 }
 
-/// `/assets/<name>-<hash>.js` of `text`: its content hash in the name.
-fn hashed(name: &str, text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-    format!("/assets/{name}-{hex}.js")
-}
-
 fn redoc_path() -> &'static str {
     static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| hashed("redoc", redoc_text()))
-}
-
-fn script_path() -> &'static str {
-    static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| hashed("docs", DOCS_JS))
+    PATH.get_or_init(|| crate::render::assets::hashed_path("redoc", "js", redoc_text()))
 }
 
 /// A script's headers: immutable (a new script has a new name).
@@ -133,11 +117,6 @@ async fn redoc(headers: HeaderMap) -> Response {
     }
 }
 
-/// `GET /assets/docs-<hash>.js`.
-async fn script() -> Response {
-    (js_headers(), DOCS_JS).into_response()
-}
-
 fn style_hash() -> &'static str {
     static HASH: OnceLock<String> = OnceLock::new();
     HASH.get_or_init(|| STANDARD.encode(Sha256::digest(CSS.as_bytes())))
@@ -151,7 +130,7 @@ async fn reference() -> Response {
             head {
                 (super::layout::head_start("API reference · Corkboard", false, "no-referrer", CSS))
                 script src=(redoc_path()) defer {}
-                script src=(script_path()) defer {}
+                script src=(crate::render::assets::DOCS.path()) defer {}
             }
             body {
                 header.bar {

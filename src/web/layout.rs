@@ -9,10 +9,7 @@
 
 use std::sync::OnceLock;
 
-use axum::{
-    http::{header, StatusCode},
-    response::{IntoResponse, Response},
-};
+use axum::{http::StatusCode, response::Response};
 use base64::{engine::general_purpose::STANDARD, Engine};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use sha2::{Digest, Sha256};
@@ -21,29 +18,6 @@ use crate::{auth::sessions::SignedIn, render::Page};
 
 /// The style sheet of the app's pages (assets/layout.css), embedded at build time.
 const CSS: &str = include_str!("../../assets/layout.css");
-
-/// The page script (assets/settings.js), embedded at build time.
-const SETTINGS_JS: &str = include_str!("../../assets/settings.js");
-
-/// The script's URL path: its content hash in the name, so it can be cached forever.
-pub(super) fn script_path() -> &'static str {
-    static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let digest = Sha256::digest(SETTINGS_JS.as_bytes());
-        let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-        format!("/assets/settings-{hex}.js")
-    })
-}
-
-/// `GET /assets/settings-<hash>.js`: the script, immutable (a new script has a new name).
-pub(super) async fn script() -> Response {
-    let fixed = [
-        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-        (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-    ];
-    (fixed, SETTINGS_JS).into_response()
-}
 
 fn style_hash() -> &'static str {
     static HASH: OnceLock<String> = OnceLock::new();
@@ -129,7 +103,7 @@ pub(crate) fn page(shell: &Shell<'_>, main: Markup) -> Page {
         html lang="en" {
             head {
                 (head_start(&format!("{} · Corkboard", shell.title), true, "same-origin", CSS))
-                script src=(script_path()) defer {}
+                script src=(crate::render::assets::SETTINGS.path()) defer {}
             }
             body { (body) }
         }

@@ -70,9 +70,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .merge(docs::pages())
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
-        .route(layout::script_path(), get(layout::script))
         .merge(docs::assets())
-        .route(play::script_path(), get(play::script))
 }
 
 /// `/upgrade`: the limits of this server and who can raise them (see

@@ -13,14 +13,11 @@
 //!   header and footer, which only the item's `embed_origins` may frame
 //!   ([`super::framed_html`]).
 
-use std::sync::OnceLock;
-
 use axum::{
     extract::{OriginalUri, Path, State},
-    http::{header, StatusCode, Uri},
+    http::{StatusCode, Uri},
     response::{IntoResponse, Response},
 };
-use sha2::{Digest, Sha256};
 
 use super::{framed_html, html, not_found, session::MaybeSignedIn, to_login};
 use crate::{
@@ -33,28 +30,6 @@ use crate::{
     render::{self, Turn, View},
     store::{Playlist, PlaylistItem},
 };
-
-const PLAY_JS: &str = include_str!("../../assets/play.js");
-
-/// The script's URL path: its content hash in the name, so it can be cached forever.
-pub(super) fn script_path() -> &'static str {
-    static PATH: OnceLock<String> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let digest = Sha256::digest(PLAY_JS.as_bytes());
-        let hex: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-        format!("/assets/play-{hex}.js")
-    })
-}
-
-/// `GET /assets/play-<hash>.js`: the script, immutable (a new script has a new name).
-pub(super) async fn script() -> Response {
-    let fixed = [
-        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
-        (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-    ];
-    (fixed, PLAY_JS).into_response()
-}
 
 /// The value of `name` in `uri`'s query, if sent.
 fn query_value(uri: &Uri, name: &str) -> Option<String> {
@@ -81,7 +56,7 @@ fn turning(next: String, seconds: i64, page_secs: u64) -> View {
     View {
         kiosk: true,
         page_secs: Some(page_secs),
-        scripts: vec![script_path().to_owned()],
+        scripts: vec![render::assets::PLAY.path().to_owned()],
         turn: Some(Turn { next, seconds }),
         ..View::default()
     }

@@ -176,7 +176,6 @@ both_stores! {
         let page = String::from_utf8(page).unwrap();
         assert_eq!(meta(&page, "og:url"), Some(format!("https://cork.example/share/{board}").as_str()));
         assert_eq!(meta(&page, "og:image"), Some(format!("https://cork.example/share/{board}.png").as_str()));
-        assert_eq!(meta(&page, "twitter:image"), meta(&page, "og:image"));
         assert_eq!(meta(&page, "og:description"), Some("A live board on Corkboard: 0 pins"));
     }
 }
