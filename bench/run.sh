@@ -548,7 +548,7 @@ bench_mcp() {
 # the server is) to the same receiver, and beside the same POSTs sent from the receiver's
 # process.
 bench_webhooks() {
-  local store=$1 base=$2 key=$3 events=1000 out ours baseline
+  local store=$1 base=$2 key=$3 events=3000 out ours baseline
   [ $SMOKE = 1 ] && events=50
   out=$(timeout 600 "target/$PROFILE/examples/webhook_fanout" "$base" "$key" "$events" 10) \
     || { echo "$store: webhook fan-out failed: $out" >&2; exit 1; }

@@ -12,7 +12,7 @@ use super::sql::Begin as _;
 
 use super::events::NewEvent;
 use super::sql::{Backend, Record};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A stored webhook.
 #[derive(Debug, Clone)]
@@ -183,14 +183,11 @@ const DELIVERIES: &str = "SELECT d.event_id, d.event_type, d.status_code, d.dura
 const INSERT_DELIVERY: &str = "INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, \
      status_code, duration_ms, error, at) SELECT $2, $3, $4, $5, $6, $7, $8 \
      WHERE EXISTS (SELECT 1 FROM webhooks WHERE workspace_id = $1 AND id = $2)";
-/// The head of a multi-row insert of attempts, by a replica holding the webhook's lease.
-const INSERT_DELIVERIES: &str =
-    "INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, \
-     status_code, duration_ms, error, at) VALUES ";
-/// Keeps a webhook's newest [`KEPT_DELIVERIES`] attempts.
+/// Keeps a webhook's newest [`KEPT_DELIVERIES`] attempts: removes those older than the
+/// oldest of them (`$3` is one less).
 const PRUNE_DELIVERIES: &str = "DELETE FROM webhook_deliveries WHERE webhook_id = $2 \
      AND webhook_id IN (SELECT id FROM webhooks WHERE workspace_id = $1) \
-     AND seq <= (SELECT seq FROM webhook_deliveries WHERE webhook_id = $2 \
+     AND seq < (SELECT seq FROM webhook_deliveries WHERE webhook_id = $2 \
      ORDER BY seq DESC LIMIT 1 OFFSET $3)";
 const PROGRESS: &str = "UPDATE webhooks SET cursor_seq = $4, attempts = 0, failing_since = NULL, \
      next_attempt_at = 0, lease_until = $5 \
@@ -455,34 +452,25 @@ impl<B: Backend> WebhookStore for B {
             // which only the newest [`KEPT_DELIVERIES`] would be kept anyway.
             let kept = usize::try_from(KEPT_DELIVERIES).unwrap_or(usize::MAX);
             let attempts = &attempts[attempts.len().saturating_sub(kept)..];
-            let rows: Vec<String> = (0..attempts.len())
-                .map(|i| {
-                    let n = i * 7;
-                    format!(
-                        "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
-                        n + 1,
-                        n + 2,
-                        n + 3,
-                        n + 4,
-                        n + 5,
-                        n + 6,
-                        n + 7
+            let rows: Vec<_> = attempts
+                .iter()
+                .map(|a| {
+                    (
+                        a.event_id,
+                        &a.event_type,
+                        a.status_code,
+                        a.duration_ms,
+                        &a.error,
+                        a.at,
                     )
                 })
                 .collect();
-            let sql = format!("{INSERT_DELIVERIES}{}", rows.join(", "));
-            let mut insert = B::query(&sql);
-            for attempt in attempts {
-                insert = insert
-                    .bind(id)
-                    .bind(attempt.event_id)
-                    .bind(&attempt.event_type)
-                    .bind(attempt.status_code)
-                    .bind(attempt.duration_ms)
-                    .bind(&attempt.error)
-                    .bind(attempt.at);
-            }
-            insert.execute(&mut *tx).await?;
+            let rows = serde_json::to_string(&rows).map_err(Error::internal)?;
+            B::query(B::INSERT_DELIVERIES)
+                .bind(id)
+                .bind(rows)
+                .execute(&mut *tx)
+                .await?;
             prune_deliveries::<B>(&mut *tx, ws, id).await?;
         }
         tx.commit().await?;

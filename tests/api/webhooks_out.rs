@@ -409,6 +409,61 @@ both_stores! {
         assert!(scrape.contains("corkboard_webhook_delivery_duration_seconds_count"));
     }
 
+    async fn webhooks_sharing_a_long_log_each_get_every_event_once_in_order(app) {
+        let receiver = Receiver::start().await;
+        let all = create_webhook(&app, json!({"url": receiver.url("/all"), "events": ["*"]})).await;
+        let created = create_webhook(
+            &app,
+            json!({"url": receiver.url("/created"), "events": ["pin.created"]}),
+        )
+        .await;
+        // 250 creates and 5 updates: the webhooks read two full pages of the log (which the
+        // worker keeps and they share) and a last, shorter one.
+        let mut pin_ids = Vec::new();
+        for batch in 0..3 {
+            let pins: Vec<Value> = (0..if batch == 2 { 50 } else { 100 })
+                .map(|i| stat_cards(&format!("pin {batch}.{i}")))
+                .collect();
+            let res = app.post("/v1/pins/batch", &json!({ "pins": pins })).await.expect(200);
+            for pin in res.data().as_array().unwrap() {
+                pin_ids.push(pin["pin_id"].as_str().unwrap().to_owned());
+            }
+        }
+        for id in &pin_ids[..5] {
+            app.patch(&format!("/v1/pins/{id}"), &json!({"metadata": {"title": "moved on"}}))
+                .await
+                .expect(200);
+        }
+
+        let got_all = receiver.wait_for("/all", 255, Duration::from_secs(20)).await;
+        let got_created = receiver.wait_for("/created", 250, Duration::from_secs(20)).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for (path, got, n) in [("/all", got_all, 255), ("/created", got_created, 250)] {
+            assert_eq!(receiver.got(path).len(), n, "{path}: each event once");
+            let seqs: Vec<i64> = ids(&got).iter().map(|id| id.parse().unwrap()).collect();
+            assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{path}: in log order: {seqs:?}");
+            let created: Vec<String> = got
+                .iter()
+                .map(Got::json)
+                .filter(|frame| frame["type"] == "pin.created")
+                .map(|frame| frame["id"].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(created, pin_ids, "{path}: every pin, in order");
+        }
+        let updates: Vec<Value> = receiver.got("/all")[250..].iter().map(|g| g.json()["type"].clone()).collect();
+        assert_eq!(updates, vec![json!("pin.updated"); 5]);
+        assert_signed(&receiver.got("/all")[120], all["secret"].as_str().unwrap());
+        assert_signed(&receiver.got("/created")[249], created["secret"].as_str().unwrap());
+
+        // The log of attempts keeps the newest 100, the last delivery first.
+        let log = attempts(&app, &app.key, &id_of(&all), 100).await;
+        let log = log.data().as_array().unwrap().clone();
+        assert_eq!(log.len(), 100);
+        let newest = receiver.got("/all")[254].header("webhook-id").to_owned();
+        assert_eq!(log[0]["event_id"], newest.as_str());
+        assert!(log.iter().all(|a| a["delivered"] == true));
+    }
+
     async fn a_failed_delivery_is_retried_in_order_and_holds_back_only_its_webhook(app) {
         let receiver = Receiver::start().await;
         receiver.plan("/flaky", &[Answer::Status(500), Answer::Status(503)]);

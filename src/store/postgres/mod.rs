@@ -141,6 +141,11 @@ impl Backend for PgStore {
     );
     const UNPLACE_PINS: &'static str = "DELETE FROM placements WHERE pin_id = ANY($1)";
     const DELETE_PINS: &'static str = "DELETE FROM pins WHERE workspace_id = $1 AND id = ANY($2)";
+    const INSERT_DELIVERIES: &'static str = "INSERT INTO webhook_deliveries (webhook_id, \
+         event_id, event_type, status_code, duration_ms, error, at) \
+         SELECT $1, (a ->> 0)::bigint, a ->> 1, (a ->> 2)::bigint, (a ->> 3)::bigint, a ->> 4, \
+         (a ->> 5)::bigint FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(a, n) \
+         ORDER BY n";
 
     fn in_list(column: &str, n: u8) -> String {
         format!("{column} = ANY(${n})")

@@ -149,6 +149,10 @@ impl Backend for SqliteStore {
         "DELETE FROM placements WHERE pin_id IN (SELECT value FROM json_each($1))";
     const DELETE_PINS: &'static str =
         "DELETE FROM pins WHERE workspace_id = $1 AND id IN (SELECT value FROM json_each($2))";
+    const INSERT_DELIVERIES: &'static str = "INSERT INTO webhook_deliveries (webhook_id, \
+         event_id, event_type, status_code, duration_ms, error, at) \
+         SELECT $1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 \
+         FROM json_each($2) ORDER BY key";
 
     fn in_list(column: &str, n: u8) -> String {
         format!("{column} IN (SELECT value FROM json_each(${n}))")
