@@ -135,7 +135,8 @@ struct Ctx {
 /// webhooks read and encode each event once rather than ten times. Only full pages are
 /// kept: a logged event never changes, and none is logged later below a newer one (see
 /// `store::events`), so a page of [`PAGE`] events after a cursor is final, where a shorter
-/// one (the log's end) may still grow.
+/// one (the log's end) may still grow. Memory: [`KEPT_PAGES`] pages at most beyond those the
+/// tasks are delivering, each of which held its own page before.
 #[derive(Default)]
 struct Pages {
     kept: std::sync::Mutex<std::collections::VecDeque<Arc<Page>>>,

@@ -234,6 +234,10 @@ both_stores! {
         assert!(kiosk.html.starts_with("<!DOCTYPE html><html lang=\"en\" class=\"kiosk\" data-page-secs=\"15\">"));
         let fitting = kiosk.html.split("<script src=\"").nth(2).and_then(|s| s.split('"').next()).unwrap();
         assert!(fitting.starts_with("/assets/kiosk-") && !live_script(&page.html).contains("kiosk"), "{fitting}");
+        // Kiosk mode's rules (assets/kiosk.css) and the account bar's go only to the pages
+        // that use them: the plain page carries neither.
+        assert!(kiosk.html.contains("html.fitted main{") && kiosk.html.contains("body.kiosk{--p0:"));
+        assert!(!page.html.contains(".kiosk") && !page.html.contains(".account{"), "{}", page.html);
         let fitting = open(&app, &format!("{}{fitting}", app.base)).await;
         assert_eq!(fitting.status, 200);
         assert!(fitting.html.contains("corkboard:swapped") && !fitting.html.contains("eval("));
