@@ -33,7 +33,7 @@ use crate::{
     events::Hub,
     limits::{AddressGuard, Limiter, PasswordGuard},
     metrics::Metrics,
-    pins::{records::RecordCache, rendered::RenderedCache},
+    pins::{known::KnownPins, records::RecordCache, rendered::RenderedCache},
     store::Store,
 };
 
@@ -68,6 +68,8 @@ pub struct AppState {
     pub records: Arc<RecordCache>,
     /// Rendered (`?render=true`) list records (see [`crate::pins::rendered`]).
     pub rendered: Arc<RenderedCache>,
+    /// The pins this replica last wrote, for their next update (see [`crate::pins::known`]).
+    pub known_pins: Arc<KnownPins>,
     /// The live event streams of this replica.
     pub events: Arc<Hub>,
     /// Connections (behind a proxy: requests in flight) per client address.
@@ -91,8 +93,8 @@ impl AppState {
     pub fn new(store: Store, settings: Settings) -> Self {
         let metrics = Arc::new(Metrics::new());
         let events = Hub::new(store.clone(), settings.events.clone(), metrics.clone());
-        // The two record caches share `render.cache_bytes`.
-        let cache_bytes = settings.render.cache_bytes / 2;
+        // The two record caches and the pins last written share `render.cache_bytes`.
+        let cache_bytes = settings.render.cache_bytes / 3;
         events.prune_in_background();
         events.sweep_stale_in_background(settings.freshness.check_secs);
         events.sweep_statuses_in_background(
@@ -130,6 +132,7 @@ impl AppState {
             touched: Arc::default(),
             records: Arc::new(RecordCache::new(cache_bytes)),
             rendered: Arc::new(RenderedCache::new(cache_bytes)),
+            known_pins: Arc::new(KnownPins::new(cache_bytes)),
         }
     }
 

@@ -32,4 +32,4 @@ INSERT INTO rate_limit_windows AS r
 SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments,
   title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at,
   status_rules, status
-  FROM pins WHERE workspace_id = :ws AND id = ANY(:ids);
+  FROM pins WHERE id = ANY(:ids) AND (workspace_id = :ws) IS TRUE;

@@ -58,7 +58,7 @@ SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]:
 SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments,
   title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at,
   status_rules, status
-  FROM pins WHERE workspace_id = :ws AND id = ANY(:ids);
+  FROM pins WHERE id = ANY(:ids) AND (workspace_id = :ws) IS TRUE;
 BEGIN;
 SELECT id, version FROM pins WHERE (workspace_id, id) IN (SELECT * FROM UNNEST(:wss::text[], :ids::text[])) ORDER BY id FOR UPDATE;
 WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[], :titles::text[], :tags::text[], :provenances::text[], :versions::int8[], :nows::int8[], :edits::bool[], :sign_ins::bool[], :comments::bool[], :pin_keys::text[], :keep_above::int8[], :expecteds::int8[],

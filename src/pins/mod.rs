@@ -2,6 +2,7 @@
 //! every read returns. [`ops`] holds the operations HTTP (and later MCP and pages) call.
 
 pub mod append;
+pub mod known;
 pub mod merge;
 pub mod ops;
 pub mod records;

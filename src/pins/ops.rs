@@ -729,16 +729,40 @@ pub(crate) async fn write_one(
         return Written::dry_run(state, &[new]);
     }
     let retention = state.limits().version_retention;
-    for _ in 0..DECIDED_TRIES {
+    let mut tries = 0;
+    // First from the state this replica last wrote ([`super::known`]).
+    let (guessed, _writing) = match target {
+        PinRef::Id(id) => (
+            state.known_pins.find(ws, id),
+            Some(state.known_pins.writing(id)),
+        ),
+        PinRef::Key(_) => (None, None),
+    };
+    if let Some(old) = guessed {
+        tries += 1;
+        if let Ok(new) = apply(old.clone()) {
+            if let Some(pin) = state
+                .store
+                .update_read(ws, old, new, retention, Logged::Write)
+                .await?
+            {
+                return Ok(written(state, ws, pin));
+            }
+        }
+    }
+    while tries < DECIDED_TRIES {
         let old = target.find(state, ws).await?;
+        if tries == 1 && state.known_pins.moved_by_another(ws, &old) {
+            state.known_pins.missed(&old.id, clock::now_ms());
+        }
+        tries += 1;
         let new = apply(old.clone())?;
         if let Some(pin) = state
             .store
             .update_read(ws, old, new, retention, Logged::Write)
             .await?
         {
-            statuses_due(state, [&pin]);
-            return Ok(Written::Done(UpdatedPin::of(&pin)));
+            return Ok(written(state, ws, pin));
         }
     }
     // The pin kept moving (many writers of one pin): decide inside the write, holding it.
@@ -753,10 +777,18 @@ pub(crate) async fn write_one(
         .await
         .map_err(without_index)?;
     let pin = updated
-        .first()
+        .into_iter()
+        .next()
         .ok_or_else(|| Error::internal("update returned no pin"))?;
-    statuses_due(state, [pin]);
-    Ok(Written::Done(UpdatedPin::of(pin)))
+    Ok(written(state, ws, pin))
+}
+
+/// A single-pin write's answer, once stored: the pin kept for its next update, its status
+/// sweep woken if it needs one.
+fn written(state: &AppState, ws: &str, pin: Pin) -> Written<UpdatedPin> {
+    state.known_pins.keep(ws, &pin, clock::now_ms());
+    statuses_due(state, [&pin]);
+    Written::Done(UpdatedPin::of(&pin))
 }
 
 /// How many times a single-pin write is decided from a read and sent to the group commit

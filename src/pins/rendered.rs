@@ -126,7 +126,8 @@ pub struct RenderInfo {
 /// What rendering may hold in memory (`[render]`).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 pub struct RenderSettings {
-    /// Bytes of rendered records kept for the lists, both caches together.
+    /// Bytes of rendered records kept for the lists and of pins kept for their next update
+    /// ([`super::known`]), a third each.
     pub cache_bytes: usize,
     /// Bytes the templates of one response (a list's page, a batch, a share page) may add
     /// in all; past it, values are left empty with `size_limit` warnings. Each pin also

@@ -4,8 +4,9 @@
 //! Each store brings the loop (`sqlite/commit.rs`, `postgres/commit.rs`); a failing write
 //! fails alone in both, and each write's events commit with it.
 //!
-//! An update comes decided: the request read the pin, checked it and computed its next
-//! state outside the loop ([`Update`]), so the loop spends no time on validation or
+//! An update comes decided: the request read the pin (or took the state this replica last
+//! wrote of it, `pins::known`), checked it and computed its next state outside the loop
+//! ([`Update`]), so the loop spends no time on validation or
 //! rendering. The loop stores it only if the pin is still at the version that was read
 //! (a compare-and-set); otherwise the update is answered [`Outcome::Moved`] and the request
 //! decides again from a new read. Two updates of one pin in one group can't both hold: the
@@ -44,7 +45,8 @@ pub(super) enum Write {
 
 /// A pin's next state, decided from a read of `old`.
 pub(crate) struct Update {
-    /// The pin as the request read it: stored as its past version when `new` replaces it.
+    /// The pin as the request read it (or as this replica last wrote it): `new` replaces it
+    /// only if the stored pin is still at its version.
     pub old: Pin,
     pub new: Pin,
     /// Past versions to keep ([`crate::config::Limits::version_retention`]).

@@ -240,20 +240,25 @@ pub(super) const PIN_COLUMNS: &str = pin_columns!();
 /// A list's keys ([`PinKey`]), before its filters, order and limit.
 pub(super) const LIST_PIN_KEYS: &str =
     "SELECT seq, id, version, updated_at, last_pushed_at, expected_every_secs FROM pins WHERE workspace_id = $1";
-/// Copies a pin's current state into its versions before it changes.
-const SAVE_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
-     allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-     expected_every_secs, last_pushed_at, status_rules, status) \
-     SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, \
-     title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, \
-     status FROM pins WHERE id = $1";
-/// A pin's past state, from values: a grouped update stores the state it read (and found
-/// unchanged, by its version) without reading it again.
-const INSERT_VERSION: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
-     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-     expected_every_secs, last_pushed_at, status_rules, status) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)";
-const PRUNE_VERSIONS: &str = "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
+/// Copies the pin `$1`'s stored state into its versions (before it changes).
+macro_rules! save_version {
+    () => {
+        "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
+         allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
+         expected_every_secs, last_pushed_at, status_rules, status) \
+         SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, \
+         allow_comments, title, tags, provenance, created_at, updated_at, key, expected_every_secs, \
+         last_pushed_at, status_rules, status FROM pins WHERE id = $1"
+    };
+}
+const SAVE_VERSION: &str = save_version!();
+/// [`SAVE_VERSION`] if the pin is still at version `$2` of workspace `$3`: what a grouped
+/// update replaces, copied from the row rather than from the state the request read (a push
+/// that changed nothing moves `last_pushed_at` without a version).
+pub(super) const SAVE_VERSION_AT: &str =
+    concat!(save_version!(), " AND version = $2 AND workspace_id = $3");
+pub(super) const PRUNE_VERSIONS: &str =
+    "DELETE FROM pin_versions WHERE pin_id = $1 AND version <= $2";
 /// Sets every column of a pin (`$2` to `$20`, [`bind_pin_update`]) but its id and workspace.
 macro_rules! update_pin {
     () => {
@@ -267,7 +272,8 @@ macro_rules! update_pin {
 const UPDATE_PIN: &str = update_pin!();
 /// [`UPDATE_PIN`] if the pin is still at version `$21` of workspace `$22`: a grouped update's
 /// compare-and-set (no row: the pin moved on, or is gone).
-const UPDATE_PIN_AT: &str = concat!(update_pin!(), " AND version = $21 AND workspace_id = $22");
+pub(super) const UPDATE_PIN_AT: &str =
+    concat!(update_pin!(), " AND version = $21 AND workspace_id = $22");
 /// A new pin's other share settings start at their column defaults (off): only `is_public`
 /// can be chosen at creation.
 pub(super) const INSERT_PIN: &str = concat!(
@@ -594,7 +600,10 @@ pub(super) async fn save_change<B: Backend>(
 }
 
 /// Binds `$1` to `$20` of [`UPDATE_PIN`]: `new`'s id and what it becomes.
-fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Statement<'q, C> {
+pub(super) fn bind_pin_update<'q, C: Db>(
+    update: Statement<'q, C>,
+    new: &'q Pin,
+) -> Statement<'q, C> {
     update
         .bind(&new.id)
         .bind(&new.pin_type)
@@ -616,67 +625,6 @@ fn bind_pin_update<'q, C: Db>(update: Statement<'q, C>, new: &'q Pin) -> Stateme
         .bind(&new.status_rules)
         .bind(&new.status)
         .bind(new.status_due())
-}
-
-/// How a grouped update went in its group's transaction (SQLite's loop, and PostgreSQL's
-/// when it writes a group's updates one by one).
-pub(super) enum Grouped {
-    /// Stored; the boards the pin is placed on (its event concerns them).
-    Stored(Vec<String>),
-    /// The pin was not at the version read: nothing written.
-    Moved,
-}
-
-/// Writes `update` inside the caller's transaction if its pin is still at the version
-/// read: the compare-and-set first (a refused change, such as a taken key, fails here
-/// having written nothing), then the state read as a past version, the pruning of old ones,
-/// and the pin's boards for its event.
-pub(super) async fn store_update<B: Backend>(
-    tx: &mut B::Db,
-    ws: &str,
-    update: &Update,
-) -> Result<Grouped, sqlx::Error> {
-    let (old, new) = (&update.old, &update.new);
-    let changed = bind_pin_update(B::query(UPDATE_PIN_AT), new)
-        .bind(old.version)
-        .bind(ws)
-        .execute(&mut *tx)
-        .await?;
-    if changed == 0 {
-        return Ok(Grouped::Moved);
-    }
-    if update.retention > 0 {
-        B::query(INSERT_VERSION)
-            .bind(&old.id)
-            .bind(old.version)
-            .bind(&old.pin_type)
-            .bind(&old.pin_config)
-            .bind(&old.pin_layout)
-            .bind(old.is_public)
-            .bind(old.allow_edit)
-            .bind(old.require_sign_in)
-            .bind(old.allow_comments)
-            .bind(&old.title)
-            .bind_list(&old.tags)
-            .bind(&old.provenance)
-            .bind(old.created_at)
-            .bind(old.updated_at)
-            .bind(&old.key)
-            .bind(old.expected_every_secs)
-            .bind(old.last_pushed_at)
-            .bind(&old.status_rules)
-            .bind(&old.status)
-            .execute(&mut *tx)
-            .await?;
-    }
-    B::query(PRUNE_VERSIONS)
-        .bind(&new.id)
-        .bind(new.version - 1 - i64::from(update.retention))
-        .execute(&mut *tx)
-        .await?;
-    let rows = B::query(PIN_BOARDS).bind(&new.id).fetch_all(tx).await?;
-    let boards = rows.iter().map(|r| r.get(0)).collect::<Result<_, _>>()?;
-    Ok(Grouped::Stored(boards))
 }
 
 impl<B: Backend> PinStore for B {

@@ -2,7 +2,8 @@
 //! in group commits by compare-and-set, so these press on what that must keep: no lost update
 //! of one pin written by many clients at once (every version and event, in order), a refused
 //! update refused alone among others, If-Match decided against the version replaced, and
-//! workspaces writing at once each seeing only their own events.
+//! workspaces writing at once each seeing only their own events, and replicas taking turns on
+//! one pin, each deciding first from the state it last wrote.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -323,6 +324,50 @@ both_stores! {
             let marker = call(app, key, Method::POST, "/v1/pins", Some(&stat_cards("marker"))).await.expect(200);
             let next = stream.next_event().await;
             assert_eq!(next.data["id"], marker.data()["pin_id"], "{next:?}");
+        }
+    }
+
+    // A replica decides a pin's next update from the state it last wrote of it, not from a
+    // read (`pins::known`): two replicas taking turns on one pin, one changing its title
+    // and the other its configuration, must each see the other's change. An update decided
+    // from a stale state would write back the other replica's field as it was; a 412 from
+    // an If-Match that names the version the other replica wrote would be decided from it.
+    async fn replicas_taking_turns_on_one_pin_keep_each_others_changes(app) {
+        const ROUNDS: usize = 4;
+        let other = app.replica("").await;
+        let id = new_pin(&app, &app.key, "start").await;
+        let config = |round: usize| json!({"pin_config": {"cards": [{"title": "Revenue", "value": format!("round {round}")}]}});
+        for round in 1..=ROUNDS {
+            let titled = patch(&app, &app.key, &id, &title(&json!(format!("title {round}"))), None).await;
+            assert_eq!(titled.expect(200).data()["version"], json!(2 * round));
+            let version = format!("\"{}\"", 2 * round);
+            let configured = patch(&other, &app.key, &id, &config(round), Some(&version)).await;
+            assert_eq!(configured.expect(200).data()["version"], json!(2 * round + 1));
+        }
+        let version = format!("\"{}\"", 2 * ROUNDS + 1);
+        let last = patch(&app, &app.key, &id, &title(&json!("last")), Some(&version)).await;
+        assert_eq!(last.expect(200).data()["version"], json!(2 * ROUNDS + 2));
+        for server in [&app, &other] {
+            let stored = read(server, &app.key, &id).await;
+            assert_eq!(stored["version"], json!(2 * ROUNDS + 2));
+            assert_eq!(stored["metadata"]["title"], json!("last"));
+            assert_eq!(stored["pin_config"]["cards"][0]["value"], json!(format!("round {ROUNDS}")));
+        }
+        // Each past version holds what was written at it: the other field as the other
+        // replica left it.
+        let versions = call(&app, &app.key, Method::GET, &format!("/v1/pins/{id}/versions?limit=100"), None).await;
+        let versions = versions.expect(200);
+        let by_version: BTreeMap<i64, &Value> = versions.body["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| (v["version"].as_i64().unwrap(), v))
+            .collect();
+        for round in 1..=ROUNDS {
+            let titled = by_version[&i64::try_from(2 * round).unwrap()];
+            assert_eq!(titled["metadata"]["title"], json!(format!("title {round}")));
+            let value = if round == 1 { "$1.2M".to_owned() } else { format!("round {}", round - 1) };
+            assert_eq!(titled["pin_config"]["cards"][0]["value"], json!(value), "version {}", 2 * round);
         }
     }
 }

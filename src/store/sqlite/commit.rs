@@ -4,21 +4,27 @@
 
 use std::{
     borrow::Cow,
+    collections::HashMap,
     time::{Duration, Instant},
 };
 
-use sqlx::{Connection, SqliteConnection, SqlitePool};
+use serde::Serialize;
+use sqlx::{Connection, Row as _, SqliteConnection, SqlitePool};
 use tokio::sync::mpsc;
 
-use super::SqliteStore;
+use super::{list_json, SqliteStore};
 use crate::error::Result;
 use crate::store::{
     events::Commits,
-    group_commit::{answer, first_of_each_pin, Committer, Job, Outcome, Write, MAX_GROUP},
-    pins::{bind_new_pin, store_update, Grouped, INSERT_PIN},
+    group_commit::{answer, first_of_each_pin, Committer, Job, Outcome, Update, Write, MAX_GROUP},
+    pins::{
+        bind_new_pin, bind_pin_update, INSERT_PIN, PIN_BOARDS, PRUNE_VERSIONS, SAVE_VERSION_AT,
+        UPDATE_PIN_AT,
+    },
     sql::Backend,
     Idempotent, Pin,
 };
+use crate::Error;
 
 /// How long the commit loop keeps the writer connection while writes keep coming. Giving it
 /// back costs a round trip to SQLite's thread (sqlx's release ping), and lets the other
@@ -78,8 +84,9 @@ fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
 /// One commit for the whole group, with the events of every write it stores: creates
 /// without an `Idempotency-Key` share one INSERT per [`INSERT_CHUNK`] rows, the others get a
 /// SAVEPOINT each. When a shared INSERT fails, its creates are retried one SAVEPOINT each,
-/// so only the failing one fails. Updates are a compare-and-set each ([`store_update`]),
-/// which SQLite undoes alone when it is refused (a taken key): the transaction goes on.
+/// so only the failing one fails. Updates share four statements ([`update_together`]); when
+/// SQLite refuses one of them (a taken key), each update is written alone
+/// ([`update_alone`]), so only the refused one fails.
 async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Outcome>>> {
     let plain: Vec<(&str, &Pin)> = group
         .iter()
@@ -94,6 +101,16 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
     // Inside the transaction, a failed shared INSERT undoes only itself (or its SAVEPOINT).
     let shared = !plain.is_empty() && insert_together(&mut tx, &plain).await?;
     let standing = first_of_each_pin(group);
+    let updates: Vec<(&str, &Update)> = group
+        .iter()
+        .zip(&standing)
+        .filter_map(|(job, stands)| match &job.write {
+            Write::Update(update) if *stands => Some((job.ws.as_str(), &**update)),
+            _ => None,
+        })
+        .collect();
+    // The boards of each pin the shared statements updated, by id; None: each goes alone.
+    let updated = update_together(&mut tx, &updates).await?;
     let mut results = Vec::with_capacity(group.len());
     let mut events = Vec::new();
     for (job, stands) in group.iter().zip(standing) {
@@ -115,17 +132,24 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
                 }
             }
             Write::Update(_) if !stands => Ok(Outcome::Moved),
-            Write::Update(update) => {
-                match store_update::<SqliteStore>(&mut tx, &job.ws, update).await {
-                    Ok(Grouped::Moved) => Ok(Outcome::Moved),
-                    Ok(Grouped::Stored(placed_on)) => {
+            Write::Update(update) => match &updated {
+                Some(updated) => match updated.get(&update.new.id) {
+                    Some(placed_on) => {
+                        boards.clone_from(placed_on);
+                        Ok(Outcome::Stored)
+                    }
+                    None => Ok(Outcome::Moved),
+                },
+                None => match update_alone(&mut tx, &job.ws, update).await {
+                    Ok(None) => Ok(Outcome::Moved),
+                    Ok(Some(placed_on)) => {
                         boards = placed_on;
                         Ok(Outcome::Stored)
                     }
                     Err(e) if refused(&e) => Err(e.into()),
                     Err(e) => return Err(e.into()),
-                }
-            }
+                },
+            },
         };
         if matches!(result, Ok(Outcome::Stored)) {
             events.extend(job.events.iter().cloned().map(|mut event| {
@@ -140,6 +164,216 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
     SqliteStore::append_events(&mut tx, &events).await?;
     tx.commit().await?;
     Ok(results)
+}
+
+/// One update of a group's shared statements, an element of their one JSON parameter: sqlx
+/// binds every `$n` by name, which SQLite finds by walking a list, so hundreds of bound
+/// values would cost the square of their number; one array costs one.
+#[derive(Serialize)]
+struct UpdateRow<'a> {
+    ws: &'a str,
+    id: &'a str,
+    /// The version read: the row is written only if it still has it.
+    expected: i64,
+    /// Past versions at or below it are pruned.
+    keep_above: i64,
+    pin_type: &'a str,
+    pin_config: &'a str,
+    pin_layout: &'a str,
+    is_public: bool,
+    title: Option<&'a str>,
+    /// JSON text, as the column holds it.
+    tags: String,
+    provenance: Option<&'a str>,
+    version: i64,
+    updated_at: i64,
+    allow_edit: bool,
+    require_sign_in: bool,
+    allow_comments: bool,
+    key: Option<&'a str>,
+    expected_every_secs: Option<i64>,
+    last_pushed_at: i64,
+    stale_due_at: Option<i64>,
+    status_rules: Option<&'a str>,
+    status: Option<&'a str>,
+    status_due: Option<i64>,
+}
+
+impl<'a> UpdateRow<'a> {
+    fn of(ws: &'a str, update: &'a Update) -> Self {
+        let (old, new) = (&update.old, &update.new);
+        UpdateRow {
+            ws,
+            id: &new.id,
+            expected: old.version,
+            keep_above: new.version - 1 - i64::from(update.retention),
+            pin_type: &new.pin_type,
+            pin_config: &new.pin_config,
+            pin_layout: &new.pin_layout,
+            is_public: new.is_public,
+            title: new.title.as_deref(),
+            tags: list_json(&new.tags),
+            provenance: new.provenance.as_deref(),
+            version: new.version,
+            updated_at: new.updated_at,
+            allow_edit: new.allow_edit,
+            require_sign_in: new.require_sign_in,
+            allow_comments: new.allow_comments,
+            key: new.key.as_deref(),
+            expected_every_secs: new.expected_every_secs,
+            last_pushed_at: new.last_pushed_at,
+            stale_due_at: new.stale_due_at(),
+            status_rules: new.status_rules.as_deref(),
+            status: new.status.as_deref(),
+            status_due: new.status_due(),
+        }
+    }
+}
+
+/// Saves the stored state of each pin of `$1` ([`UpdateRow`]s) still at its expected version
+/// as a past version (unless none are kept). `CROSS JOIN` keeps the array the outer loop, so
+/// each pin is found by its id.
+const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
+     pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, \
+     created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
+     SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
+     p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, \
+     p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
+     FROM json_each($1) AS u CROSS JOIN pins AS p \
+     WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
+     AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'";
+
+/// Prunes each pin's past versions beyond the retention.
+const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, version) IN \
+     (SELECT v.pin_id, v.version FROM json_each($1) AS u CROSS JOIN pin_versions AS v \
+     WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above')";
+
+/// Writes each pin of `$1` still at its expected version (a compare-and-set each), and
+/// returns the ids written.
+const UPDATE_ALL_PINS: &str = "WITH u AS (SELECT value ->> 'ws' AS ws, value ->> 'id' AS id, \
+     value ->> 'expected' AS expected, value ->> 'pin_type' AS pin_type, \
+     value ->> 'pin_config' AS pin_config, value ->> 'pin_layout' AS pin_layout, \
+     value ->> 'is_public' AS is_public, value ->> 'title' AS title, value ->> 'tags' AS tags, \
+     value ->> 'provenance' AS provenance, value ->> 'version' AS version, \
+     value ->> 'updated_at' AS updated_at, value ->> 'allow_edit' AS allow_edit, \
+     value ->> 'require_sign_in' AS require_sign_in, value ->> 'allow_comments' AS allow_comments, \
+     value ->> 'key' AS key, value ->> 'expected_every_secs' AS expected_every_secs, \
+     value ->> 'last_pushed_at' AS last_pushed_at, value ->> 'stale_due_at' AS stale_due_at, \
+     value ->> 'status_rules' AS status_rules, value ->> 'status' AS status, \
+     value ->> 'status_due' AS status_due FROM json_each($1)) \
+     UPDATE pins SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, \
+     is_public = u.is_public, title = u.title, tags = u.tags, provenance = u.provenance, \
+     version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, \
+     require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key, \
+     expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, \
+     stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status, \
+     status_due = COALESCE(pins.status_due, u.status_due) \
+     FROM u WHERE pins.id = u.id AND pins.workspace_id = u.ws AND pins.version = u.expected \
+     RETURNING pins.id";
+
+/// The boards each pin of `$1` (a JSON array of ids) is placed on.
+const BOARDS_OF_ALL: &str = "SELECT pl.pin_id, pl.pinboard_id \
+     FROM json_each($1) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value";
+
+/// Writes a group's `updates` (at most one of each pin) whose pins are still at the versions
+/// read, in one SAVEPOINT: their stored states saved as past versions, versions beyond the
+/// retention pruned, the new states written. Returns the boards of each pin it updated, by
+/// id; None when SQLite refused a statement (a taken key): nothing was written.
+async fn update_together(
+    conn: &mut SqliteConnection,
+    updates: &[(&str, &Update)],
+) -> Result<Option<HashMap<String, Vec<String>>>> {
+    if updates.is_empty() {
+        return Ok(Some(HashMap::new()));
+    }
+    let rows: Vec<UpdateRow> = updates.iter().map(|(ws, u)| UpdateRow::of(ws, u)).collect();
+    let rows = serde_json::to_string(&rows).map_err(Error::internal)?;
+    let mut savepoint = Connection::begin(&mut *conn).await?;
+    let written = match write_rows(&mut savepoint, &rows).await {
+        Ok(written) => written,
+        Err(e) if refused(&e) => {
+            savepoint.rollback().await?;
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut boards: HashMap<String, Vec<String>> =
+        written.into_iter().map(|id| (id, Vec::new())).collect();
+    let ids = serde_json::to_string(&boards.keys().collect::<Vec<_>>()).map_err(Error::internal)?;
+    for row in sqlx::query(BOARDS_OF_ALL)
+        .bind(ids)
+        .fetch_all(&mut *savepoint)
+        .await?
+    {
+        let pin: String = row.try_get(0)?;
+        if let Some(placed_on) = boards.get_mut(&pin) {
+            placed_on.push(row.try_get(1)?);
+        }
+    }
+    savepoint.commit().await?;
+    Ok(Some(boards))
+}
+
+/// The statements of [`update_together`] that may be refused; the ids written.
+async fn write_rows(conn: &mut SqliteConnection, rows: &str) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query(SAVE_VERSIONS)
+        .bind(rows)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(PRUNE_ALL_VERSIONS)
+        .bind(rows)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query_scalar(UPDATE_ALL_PINS)
+        .bind(rows)
+        .fetch_all(&mut *conn)
+        .await
+}
+/// Writes `update` alone if its pin is still at the version read, in a SAVEPOINT (a refused
+/// change, such as a taken key, leaves nothing): the stored state as a past version, the
+/// compare-and-set, the pruning, and the pin's boards for its event. None: the pin moved.
+async fn update_alone(
+    conn: &mut SqliteConnection,
+    ws: &str,
+    update: &Update,
+) -> Result<Option<Vec<String>>, sqlx::Error> {
+    let (old, new) = (&update.old, &update.new);
+    let mut savepoint = Connection::begin(&mut *conn).await?;
+    if update.retention > 0 {
+        SqliteStore::query(SAVE_VERSION_AT)
+            .bind(&old.id)
+            .bind(old.version)
+            .bind(ws)
+            .execute(&mut *savepoint)
+            .await?;
+    }
+    let changed = bind_pin_update(SqliteStore::query(UPDATE_PIN_AT), new)
+        .bind(old.version)
+        .bind(ws)
+        .execute(&mut *savepoint)
+        .await;
+    match changed {
+        Ok(0) => {
+            savepoint.rollback().await?;
+            return Ok(None);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            savepoint.rollback().await?;
+            return Err(e);
+        }
+    }
+    SqliteStore::query(PRUNE_VERSIONS)
+        .bind(&new.id)
+        .bind(new.version - 1 - i64::from(update.retention))
+        .execute(&mut *savepoint)
+        .await?;
+    let boards = sqlx::query_scalar(PIN_BOARDS)
+        .bind(&new.id)
+        .fetch_all(&mut *savepoint)
+        .await?;
+    savepoint.commit().await?;
+    Ok(Some(boards))
 }
 
 /// SQLite refused the statement itself (a constraint): it undid that statement alone, and

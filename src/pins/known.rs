@@ -1,0 +1,219 @@
+//! The state of each pin this replica last wrote, by id: what the pin's next single-pin
+//! update decides from, instead of reading it first.
+//!
+//! An update is decided from a read of the pin and stored by a compare-and-set on the
+//! version read ([`crate::store::group_commit`]). The read is a round trip to the database
+//! on the request's path, for a state this replica usually has already: automations rewrite
+//! the same pins again and again (SPEC.md 8.4), and the last write of a pin was most often
+//! this replica's. A pin's state at a version never changes (every write of a pin gives it a
+//! new version, which the record caches rely on too), so the kept state is the stored one
+//! as long as the version is; the one exception, `last_pushed_at` moved by a push that
+//! changed nothing, is set anew by every update, and the replaced state is saved as a past
+//! version from the row, not from this copy. When another replica (or a write this one did
+//! not keep: a batch, a block, the status sweep) has moved the pin on, the compare-and-set
+//! answers "moved" and the update is decided again from a read, so a stale copy costs a
+//! turn of the group commit, never a wrong write; an error is only ever decided from a read.
+//! A pin another writer moved on is read first for [`MISSED_FOR_MS`], so replicas taking
+//! turns on one pin don't each pay that turn on every update.
+//!
+//! Memory is bounded in bytes, by the same two generations as the record caches
+//! ([`super::records::Generational`]).
+
+use std::{collections::HashMap, mem::size_of, sync::Mutex};
+
+use super::records::{Generational, Weight};
+use crate::store::Pin;
+
+/// How long a pin whose kept state turned out stale is read before each update.
+pub const MISSED_FOR_MS: i64 = 60_000;
+
+/// The last state written of each pin, by id (see the module's doc).
+pub struct KnownPins {
+    kept: Generational<Known>,
+    /// How many single-pin writes of each pin this replica is making now (at most one entry
+    /// per request in flight).
+    writing: Mutex<HashMap<String, usize>>,
+}
+
+#[derive(Clone)]
+enum Known {
+    /// The pin as this replica last wrote it, in workspace `ws`.
+    Written { ws: String, pin: Box<Pin> },
+    /// Another writer moved the pin on; read it before each update until `until` (ms).
+    Missed { until: i64 },
+}
+
+impl Weight for Known {
+    fn bytes(&self) -> usize {
+        size_of::<Known>()
+            + match self {
+                Known::Written { ws, pin } => {
+                    let texts = [
+                        Some(&pin.pin_type),
+                        Some(&pin.pin_config),
+                        Some(&pin.pin_layout),
+                        pin.title.as_ref(),
+                        pin.provenance.as_ref(),
+                        pin.key.as_ref(),
+                        pin.status_rules.as_ref(),
+                        pin.status.as_ref(),
+                    ];
+                    size_of::<Pin>()
+                        + ws.len()
+                        + pin.id.len()
+                        + texts.into_iter().flatten().map(String::len).sum::<usize>()
+                        + pin
+                            .tags
+                            .iter()
+                            .map(|t| t.len() + size_of::<String>())
+                            .sum::<usize>()
+                }
+                Known::Missed { .. } => 0,
+            }
+    }
+}
+
+impl KnownPins {
+    /// At most `bytes` of pins.
+    pub fn new(bytes: usize) -> Self {
+        KnownPins {
+            kept: Generational::new(bytes),
+            writing: Mutex::default(),
+        }
+    }
+
+    /// Counts a write of pin `id` by this replica until the guard is dropped.
+    pub fn writing(&self, id: &str) -> Writing<'_> {
+        if let Ok(mut writing) = self.writing.lock() {
+            *writing.entry(id.to_owned()).or_default() += 1;
+        }
+        Writing {
+            known: self,
+            id: id.to_owned(),
+        }
+    }
+
+    /// After an update decided from the kept state was moved and the pin read again:
+    /// whether another writer than this replica moved it on. Not when the read finds the
+    /// state kept (an update of this replica came first and has kept its state), nor while
+    /// another write of the pin by this replica is under way (it may be the one that came
+    /// first, not kept yet).
+    pub fn moved_by_another(&self, ws: &str, read: &Pin) -> bool {
+        let others_writing = self.writing.lock().map_or(true, |writing| {
+            writing.get(&read.id).is_some_and(|n| *n > 1)
+        });
+        !others_writing
+            && self
+                .find(ws, &read.id)
+                .is_none_or(|kept| kept.version != read.version)
+    }
+
+    /// The state of pin `id` of workspace `ws` as this replica last wrote it, unless another
+    /// writer has since been seen to move it on.
+    pub fn find(&self, ws: &str, id: &str) -> Option<Pin> {
+        let found = self.kept.find([id], |_, known| match known {
+            Known::Written { ws: kept_in, .. } => kept_in == ws,
+            Known::Missed { .. } => false,
+        });
+        match found.into_iter().next().flatten() {
+            Some(Known::Written { pin, .. }) => Some(*pin),
+            _ => None,
+        }
+    }
+
+    /// Keeps `pin` as written in workspace `ws` at `now` (ms), unless it is read first for
+    /// a while yet.
+    pub fn keep(&self, ws: &str, pin: &Pin, now: i64) {
+        let missed = self.kept.find(
+            [pin.id.as_str()],
+            |_, known| matches!(known, Known::Missed { until } if *until > now),
+        );
+        if missed.into_iter().next().flatten().is_none() {
+            let known = Known::Written {
+                ws: ws.to_owned(),
+                pin: Box::new(pin.clone()),
+            };
+            self.kept.keep(&pin.id, known);
+        }
+    }
+
+    /// Pin `id` was moved on by another writer than this replica at `now` (ms): read it
+    /// before each update for [`MISSED_FOR_MS`].
+    pub fn missed(&self, id: &str, now: i64) {
+        let until = now.saturating_add(MISSED_FOR_MS);
+        self.kept.keep(id, Known::Missed { until });
+    }
+}
+
+/// A write of a pin under way ([`KnownPins::writing`]).
+pub struct Writing<'k> {
+    known: &'k KnownPins,
+    id: String,
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut writing) = self.known.writing.lock() {
+            if let Some(n) = writing.get_mut(&self.id) {
+                *n -= 1;
+                if *n == 0 {
+                    writing.remove(&self.id);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pin_is_found_in_its_own_workspace_only() {
+        let known = KnownPins::new(1 << 20);
+        known.keep("ws1", &Pin::new("p1", "json", "{}"), 0);
+        assert_eq!(known.find("ws1", "p1").map(|p| p.id), Some("p1".into()));
+        assert!(known.find("ws2", "p1").is_none());
+        assert!(known.find("ws1", "p2").is_none());
+    }
+
+    #[test]
+    fn a_missed_pin_is_read_until_its_time_is_up() {
+        let known = KnownPins::new(1 << 20);
+        let pin = Pin::new("p1", "json", "{}");
+        known.keep("ws", &pin, 0);
+        known.missed("p1", 1_000);
+        assert!(known.find("ws", "p1").is_none());
+        known.keep("ws", &pin, 1_000 + MISSED_FOR_MS - 1);
+        assert!(known.find("ws", "p1").is_none(), "kept while still missed");
+        known.keep("ws", &pin, 1_000 + MISSED_FOR_MS);
+        assert!(known.find("ws", "p1").is_some());
+    }
+
+    #[test]
+    fn a_pin_read_at_another_version_was_moved_by_another_unless_this_replica_is_writing_it() {
+        let known = KnownPins::new(1 << 20);
+        let mut pin = Pin::new("p1", "json", "{}");
+        known.keep("ws", &pin, 0);
+        let mine = known.writing("p1");
+        assert!(!known.moved_by_another("ws", &pin), "the state kept");
+        pin.version = 2;
+        assert!(known.moved_by_another("ws", &pin));
+        let other = known.writing("p1");
+        assert!(
+            !known.moved_by_another("ws", &pin),
+            "the other write may be it"
+        );
+        drop(other);
+        assert!(known.moved_by_another("ws", &pin));
+        drop(mine);
+        assert!(known.writing.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_pin_larger_than_a_generation_is_not_kept() {
+        let known = KnownPins::new(1_000);
+        known.keep("ws", &Pin::new("p1", "json", "x".repeat(1_000)), 0);
+        assert!(known.find("ws", "p1").is_none());
+    }
+}
