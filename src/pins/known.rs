@@ -41,6 +41,13 @@ enum Known {
     Written { ws: String, pin: Box<Pin> },
     /// Another writer moved the pin on; read it before each update until `until` (ms).
     Missed { until: i64 },
+    /// Under [`key_entry`]: the pin last written with that key.
+    Keyed { id: String },
+}
+
+/// Where the pin of a key is found: no pin id holds a NUL.
+fn key_entry(ws: &str, key: &str) -> String {
+    format!("\0{ws}\0{key}")
 }
 
 impl Weight for Known {
@@ -69,6 +76,7 @@ impl Weight for Known {
                             .sum::<usize>()
                 }
                 Known::Missed { .. } => 0,
+                Known::Keyed { id } => id.len(),
             }
     }
 }
@@ -113,12 +121,25 @@ impl KnownPins {
     pub fn find(&self, ws: &str, id: &str) -> Option<Pin> {
         let found = self.kept.find([id], |_, known| match known {
             Known::Written { ws: kept_in, .. } => kept_in == ws,
-            Known::Missed { .. } => false,
+            Known::Missed { .. } | Known::Keyed { .. } => false,
         });
         match found.into_iter().next().flatten() {
             Some(Known::Written { pin, .. }) => Some(*pin),
             _ => None,
         }
+    }
+
+    /// The state of the pin keyed `key` in workspace `ws` as this replica last wrote it
+    /// (as [`KnownPins::find`]), if it still held the key then.
+    pub fn find_by_key(&self, ws: &str, key: &str) -> Option<Pin> {
+        let found = self.kept.find([key_entry(ws, key).as_str()], |_, known| {
+            matches!(known, Known::Keyed { .. })
+        });
+        let Some(Known::Keyed { id }) = found.into_iter().next().flatten() else {
+            return None;
+        };
+        self.find(ws, &id)
+            .filter(|pin| pin.key.as_deref() == Some(key))
     }
 
     /// Keeps `pin` as written in workspace `ws` at `now` (ms), unless it is read first for
@@ -134,6 +155,10 @@ impl KnownPins {
                 pin: Box::new(pin.clone()),
             };
             self.kept.keep(&pin.id, known);
+            if let Some(key) = &pin.key {
+                let id = pin.id.clone();
+                self.kept.keep(&key_entry(ws, key), Known::Keyed { id });
+            }
         }
     }
 
@@ -208,6 +233,22 @@ mod tests {
         assert!(known.moved_by_another("ws", &pin));
         drop(mine);
         assert!(known.writing.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_keyed_pin_is_found_by_its_key_while_it_holds_it() {
+        let known = KnownPins::new(1 << 20);
+        let mut pin = Pin::new("p1", "json", "{}");
+        pin.key = Some("k".into());
+        known.keep("ws", &pin, 0);
+        assert_eq!(
+            known.find_by_key("ws", "k").map(|p| p.id),
+            Some("p1".into())
+        );
+        assert!(known.find_by_key("ws2", "k").is_none());
+        pin.key = Some("other".into());
+        known.keep("ws", &pin, 0);
+        assert!(known.find_by_key("ws", "k").is_none(), "the key moved away");
     }
 
     #[test]

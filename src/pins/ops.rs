@@ -736,7 +736,13 @@ pub(crate) async fn write_one(
             state.known_pins.find(ws, id),
             Some(state.known_pins.writing(id)),
         ),
-        PinRef::Key(_) => (None, None),
+        PinRef::Key(key) => {
+            let guessed = state.known_pins.find_by_key(ws, key);
+            let writing = guessed
+                .as_ref()
+                .map(|pin| state.known_pins.writing(&pin.id));
+            (guessed, writing)
+        }
     };
     if let Some(old) = guessed {
         tries += 1;

@@ -113,8 +113,32 @@ pub async fn upsert(
     // writer. One that differs goes to the group commit as decided from the read, as a
     // PATCH does; if the pin moved on meanwhile (or a new key is created), it is decided
     // again inside the write.
+    let retention = limits.version_retention;
+    // A change is first decided from the state this replica last wrote (see
+    // `super::known`); "unchanged" is only ever decided from a read, as the answer says what
+    // the store holds.
+    let guessed = state.known_pins.find_by_key(ws, key).filter(|_| !dry_run);
+    let _writing = guessed
+        .as_ref()
+        .map(|old| state.known_pins.writing(&old.id));
+    if let Some(old) = guessed.clone() {
+        if let Ok(updated) = change.apply(old.clone(), "", limits, now) {
+            if !updated.same_content(&old) {
+                if let Some(pin) = state
+                    .store
+                    .update_read(ws, old, updated, retention, Logged::Write)
+                    .await?
+                {
+                    return answer(state, ws, Upserted::Updated(pin), false);
+                }
+            }
+        }
+    }
     let current = state.store.pins_by_key(ws, &[key.to_owned()]).await?;
     if let Some(old) = current.into_iter().next() {
+        if guessed.is_some() && state.known_pins.moved_by_another(ws, &old) {
+            state.known_pins.missed(&old.id, now);
+        }
         let updated = change.apply(old.clone(), "", limits, now)?;
         if updated.same_content(&old) {
             // Still a push: the pin is fresh again (CONTRACT.md 15). Its push time is kept
@@ -122,40 +146,45 @@ pub async fn upsert(
             if !dry_run && now.saturating_sub(old.last_pushed_at) >= TOUCH_EVERY_MS {
                 state.store.touch_pin(ws, &old.id, old.version, now).await?;
             }
-            return answer(state, Upserted::Unchanged(old), dry_run);
+            return answer(state, ws, Upserted::Unchanged(old), dry_run);
         }
         if dry_run {
             return Written::dry_run(state, &[updated]);
         }
-        let retention = limits.version_retention;
         if let Some(pin) = state
             .store
             .update_read(ws, old, updated, retention, Logged::Write)
             .await?
         {
-            return answer(state, Upserted::Updated(pin), false);
+            return answer(state, ws, Upserted::Updated(pin), false);
         }
     } else if dry_run {
         return Written::dry_run(state, &[new]);
     }
     let done = state
         .store
-        .upsert_pins(
-            ws,
-            std::slice::from_ref(&new),
-            limits.version_retention,
-            &mut |_, old| change.apply(old, "", limits, now),
-        )
+        .upsert_pins(ws, std::slice::from_ref(&new), retention, &mut |_, old| {
+            change.apply(old, "", limits, now)
+        })
         .await?;
     let done = done
         .into_iter()
         .next()
         .ok_or_else(|| Error::internal("an upsert answered nothing"))?;
-    answer(state, done, false)
+    answer(state, ws, done, false)
 }
 
-fn answer(state: &AppState, done: Upserted, dry_run: bool) -> Result<Written<UpsertedPin>> {
+/// The answer of a single upsert; a pin it wrote is kept for its next update.
+fn answer(
+    state: &AppState,
+    ws: &str,
+    done: Upserted,
+    dry_run: bool,
+) -> Result<Written<UpsertedPin>> {
     if let Upserted::Created(pin) | Upserted::Updated(pin) = &done {
+        if !dry_run {
+            state.known_pins.keep(ws, pin, clock::now_ms());
+        }
         statuses_due(state, [pin]);
     }
     Ok(match done {

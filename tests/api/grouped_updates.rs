@@ -39,6 +39,16 @@ async fn patch(app: &TestApp, key: &str, id: &str, body: &Value, if_match: Optio
     app.send(req).await
 }
 
+/// PUT `/v1/pins/by-key/feed` on `server` with stat cards titled `title`: the answer's data.
+async fn put_feed(server: &TestApp, key: &str, title: &str) -> Value {
+    let req = server
+        .client
+        .put(format!("{}/v1/pins/by-key/feed", server.base))
+        .bearer_auth(key)
+        .json(&stat_cards(title));
+    server.send(req).await.expect(200).data().clone()
+}
+
 fn title(body: &Value) -> Value {
     json!({"metadata": {"title": body}})
 }
@@ -325,6 +335,23 @@ both_stores! {
             let next = stream.next_event().await;
             assert_eq!(next.data["id"], marker.data()["pin_id"], "{next:?}");
         }
+    }
+
+    // Upserts too start from the state the replica last wrote, but "unchanged" is only ever
+    // decided from a read: replica A upserts X, B upserts Y, A upserts X again. A's copy says
+    // X, yet the pin says Y, so the third is a change (version 3, `changed: true`).
+    async fn an_upsert_after_another_replicas_change_is_a_change(app) {
+        let other = app.replica("").await;
+        let first = put_feed(&app, &app.key, "x").await;
+        assert_eq!((first["created"].clone(), first["version"].clone()), (json!(true), json!(1)));
+        let second = put_feed(&other, &app.key, "y").await;
+        assert_eq!((second["changed"].clone(), second["version"].clone()), (json!(true), json!(2)));
+        let third = put_feed(&app, &app.key, "x").await;
+        assert_eq!((third["changed"].clone(), third["version"].clone()), (json!(true), json!(3)));
+        let again = put_feed(&app, &app.key, "x").await;
+        assert_eq!((again["changed"].clone(), again["version"].clone()), (json!(false), json!(3)));
+        let stored = call(&other, &app.key, Method::GET, "/v1/pins/by-key/feed", None).await;
+        assert_eq!(stored.expect(200).data()["metadata"]["title"], json!("x"));
     }
 
     // A replica decides a pin's next update from the state it last wrote of it, not from a
