@@ -761,6 +761,10 @@ pub(crate) async fn write_one(
         if tries == 1 && state.known_pins.moved_by_another(ws, &old) {
             state.known_pins.missed(&old.id, clock::now_ms());
         }
+        // A write by key that had no copy counts too, once its pin is known.
+        let _writing_read = _writing
+            .is_none()
+            .then(|| state.known_pins.writing(&old.id));
         tries += 1;
         let new = apply(old.clone())?;
         if let Some(pin) = state

@@ -139,6 +139,8 @@ pub async fn upsert(
         if guessed.is_some() && state.known_pins.moved_by_another(ws, &old) {
             state.known_pins.missed(&old.id, now);
         }
+        // Counted as a write of the pin by this replica until answered (see `moved_by_another`).
+        let _writing_read = guessed.is_none().then(|| state.known_pins.writing(&old.id));
         let updated = change.apply(old.clone(), "", limits, now)?;
         if updated.same_content(&old) {
             // Still a push: the pin is fresh again (CONTRACT.md 15). Its push time is kept
