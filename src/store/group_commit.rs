@@ -156,6 +156,21 @@ pub(super) fn first_of_each_pin(group: &[Job]) -> Vec<bool> {
         .collect()
 }
 
+/// The updates of `group` that may stand (by [`first_of_each_pin`]), with their workspaces.
+pub(super) fn standing_updates<'j>(
+    group: &'j [Job],
+    standing: &[bool],
+) -> Vec<(&'j str, &'j Update)> {
+    group
+        .iter()
+        .zip(standing)
+        .filter_map(|(job, stands)| match &job.write {
+            Write::Update(update) if *stands => Some((job.ws.as_str(), &**update)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Sends each write of the group its result, or the group's failure.
 pub(super) fn answer(group: &mut Vec<Job>, done: Result<Vec<Result<Outcome>>>) {
     match done {

@@ -17,7 +17,8 @@ use super::{events::append, insert::insert_rows, WAIT_FOR_CONNECTION};
 use crate::store::{
     events::NewEvent,
     group_commit::{
-        answer, first_of_each_pin, same_failure, Committer, Job, Outcome, Update, Write, MAX_GROUP,
+        answer, first_of_each_pin, same_failure, standing_updates, Committer, Job, Outcome, Update,
+        Write, MAX_GROUP,
     },
     Pin,
 };
@@ -149,14 +150,7 @@ async fn store(conn: &mut PgConnection, jobs: &[Job]) -> Result<Vec<Outcome>, sq
         .filter_map(|job| job.creates().map(|(pins, _)| (job, pins)))
         .flat_map(|(job, pins)| pins.iter().map(|pin| (job.ws.as_str(), pin)))
         .collect();
-    let updates: Vec<(&str, &Update)> = jobs
-        .iter()
-        .zip(&standing)
-        .filter_map(|(job, stands)| match &job.write {
-            Write::Update(update) if *stands => Some((job.ws.as_str(), &**update)),
-            _ => None,
-        })
-        .collect();
+    let updates = standing_updates(jobs, &standing);
     let mut tx = conn.begin().await?;
     if !rows.is_empty() {
         insert_rows(&mut tx, &rows, None).await?;

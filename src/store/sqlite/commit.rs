@@ -16,7 +16,10 @@ use super::{list_json, SqliteStore};
 use crate::error::Result;
 use crate::store::{
     events::Commits,
-    group_commit::{answer, first_of_each_pin, Committer, Job, Outcome, Update, Write, MAX_GROUP},
+    group_commit::{
+        answer, first_of_each_pin, standing_updates, Committer, Job, Outcome, Update, Write,
+        MAX_GROUP,
+    },
     pins::{
         bind_new_pin, bind_pin_update, INSERT_PIN, PIN_BOARDS, PRUNE_VERSIONS, SAVE_VERSION_AT,
         UPDATE_PIN_AT,
@@ -101,14 +104,7 @@ async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result
     // Inside the transaction, a failed shared INSERT undoes only itself (or its SAVEPOINT).
     let shared = !plain.is_empty() && insert_together(&mut tx, &plain).await?;
     let standing = first_of_each_pin(group);
-    let updates: Vec<(&str, &Update)> = group
-        .iter()
-        .zip(&standing)
-        .filter_map(|(job, stands)| match &job.write {
-            Write::Update(update) if *stands => Some((job.ws.as_str(), &**update)),
-            _ => None,
-        })
-        .collect();
+    let updates = standing_updates(group, &standing);
     // The boards of each pin the shared statements updated, by id; None: each goes alone.
     let updated = update_together(&mut tx, &updates).await?;
     let mut results = Vec::with_capacity(group.len());
