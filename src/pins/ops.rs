@@ -731,7 +731,7 @@ pub(crate) async fn write_one(
     let retention = state.limits().version_retention;
     let mut tries = 0;
     // First from the state this replica last wrote ([`super::known`]).
-    let (guessed, _writing) = match target {
+    let (guessed, writing) = match target {
         PinRef::Id(id) => (
             state.known_pins.find(ws, id),
             Some(state.known_pins.writing(id)),
@@ -762,9 +762,7 @@ pub(crate) async fn write_one(
             state.known_pins.missed(&old.id, clock::now_ms());
         }
         // A write by key that had no copy counts too, once its pin is known.
-        let _writing_read = _writing
-            .is_none()
-            .then(|| state.known_pins.writing(&old.id));
+        let _writing_read = writing.is_none().then(|| state.known_pins.writing(&old.id));
         tries += 1;
         let new = apply(old.clone())?;
         if let Some(pin) = state

@@ -118,7 +118,7 @@ pub async fn upsert(
     // `super::known`); "unchanged" is only ever decided from a read, as the answer says what
     // the store holds.
     let guessed = state.known_pins.find_by_key(ws, key).filter(|_| !dry_run);
-    let _writing = guessed
+    let writing = guessed
         .as_ref()
         .map(|old| state.known_pins.writing(&old.id));
     if let Some(old) = guessed.clone() {
@@ -140,7 +140,7 @@ pub async fn upsert(
             state.known_pins.missed(&old.id, now);
         }
         // Counted as a write of the pin by this replica until answered (see `moved_by_another`).
-        let _writing_read = guessed.is_none().then(|| state.known_pins.writing(&old.id));
+        let _writing_read = writing.is_none().then(|| state.known_pins.writing(&old.id));
         let updated = change.apply(old.clone(), "", limits, now)?;
         if updated.same_content(&old) {
             // Still a push: the pin is fresh again (CONTRACT.md 15). Its push time is kept
