@@ -79,7 +79,7 @@ pub fn line(config: &ChartConfig, filled: bool, room: Room) -> String {
                     polygon class={ "ar " (class) }
                         points={ (c(first)) "," (c(base)) " " (points) " " (c(last)) "," (c(base)) } {}
                 }
-                polyline class={ "ln " (class) } points=(points) vector-effect="non-scaling-stroke" {}
+                polyline class={ "ln " (class) } points=(points) {}
             });
         }
     }
@@ -237,7 +237,7 @@ pub fn sparkline(values: &[f64]) -> String {
     html! {
         svg.spark viewBox="0 0 100 30" preserveAspectRatio="none" role="img" aria-label="Trend"
             xmlns="http://www.w3.org/2000/svg" {
-            polyline.ln.s0 points=(points.join(" ")) vector-effect="non-scaling-stroke" {}
+            polyline.ln.s0 points=(points.join(" ")) {}
         }
     }
     .into_string()

@@ -145,12 +145,12 @@ mod tests {
         assert!(html.contains("stroke=\"red\" stroke-width=\"7\""), "{html}");
         assert!(
             html.contains(
-                "A108,108 0 0 1 258.0,150.0\" fill=\"none\" stroke=\"red\" stroke-width=\"26\""
+                "A108,108 0 0 1 258,150\" fill=\"none\" stroke=\"red\" stroke-width=\"26\""
             ),
             "the value arc ends at the dial's end: {html}"
         );
         assert!(
-            html.contains("x2=\"277.0\" y2=\"150.0\""),
+            html.contains("x2=\"277\" y2=\"150\""),
             "needle at the end: {html}"
         );
         assert!(

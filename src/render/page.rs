@@ -409,12 +409,13 @@ fn board_page(
         .enumerate()
         .map(|(i, placed)| {
             let p = placed.position;
+            // grid-area: row start / column start / row end / column end.
             format!(
-                ".g{i}{{grid-column:{} / span {};grid-row:{} / span {}}}",
-                p.x + 1,
-                p.w,
+                ".g{i}{{grid-area:{}/{}/span {}/span {}}}",
                 p.y + 1,
-                p.h
+                p.x + 1,
+                p.h,
+                p.w
             )
         })
         .collect();

@@ -97,14 +97,31 @@ impl Room {
     }
 }
 
-/// A fraction of the plot as an SVG percentage.
+/// A fraction of the plot as an SVG percentage, to two decimals without trailing zeros
+/// (`50%`, `26.67%`): a chart repeats these in every mark, and the page's weight is budgeted.
 pub fn pct(fraction: f64) -> String {
-    format!("{:.2}%", fraction * 100.0)
+    let mut text = short(&format!("{:.2}", fraction * 100.0));
+    text.push('%');
+    text
 }
 
-/// A coordinate of a [`field`], with one decimal.
+/// A coordinate of a [`field`], to one decimal without a trailing zero.
 pub fn c(v: f64) -> String {
-    format!("{v:.1}")
+    short(&format!("{v:.1}"))
+}
+
+/// `fixed` (a number written with a fixed count of decimals) without its trailing zeros,
+/// or its point when nothing is left after it; `-0` is `0`.
+fn short(fixed: &str) -> String {
+    let trimmed = if fixed.contains('.') {
+        fixed.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        fixed
+    };
+    match trimmed {
+        "-0" => "0".to_owned(),
+        other => other.to_owned(),
+    }
 }
 
 /// The point at `angle` (radians, clockwise from 12 o'clock) on a circle.
@@ -211,7 +228,7 @@ fn axis_titles(x_title: Option<&str>, y_title: Option<&str>) -> Markup {
 }
 
 /// A square of [`FIELD`] units stretched over the whole plot, for polylines and polygons;
-/// their strokes don't stretch (`vector-effect`).
+/// their strokes don't stretch (`vector-effect` on `.ln`, in the page's style sheet).
 pub fn field(marks: Markup) -> Markup {
     html! {
         svg.field width="100%" height="100%" viewBox={ "0 0 " (FIELD) " " (FIELD) }
@@ -376,6 +393,19 @@ pub fn tip(content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_without_trailing_zeros() {
+        assert_eq!(pct(1.0), "100%");
+        assert_eq!(pct(0.0), "0%");
+        assert_eq!(pct(0.2667), "26.67%");
+        assert_eq!(pct(0.296), "29.6%");
+        assert_eq!(pct(-0.00001), "0%");
+        assert_eq!(c(920.0), "920");
+        assert_eq!(c(10.64), "10.6");
+        assert_eq!(c(-0.01), "0");
+        assert_eq!(c(100.0), "100");
+    }
 
     #[test]
     fn rooms_follow_the_grid() {

@@ -195,7 +195,7 @@ both_stores! {
         assert_eq!(page.html.matches("<svg class=\"chart").count(), 7, "line, area, bar, pie, scatter, heatmap, gauge");
         assert!(page.html.contains("<table>") && page.html.contains("<progress"));
         assert!(!page.html.contains("can't be shown"), "every type renders");
-        assert!(page.html.contains(".g0{grid-column:1 / span 3;grid-row:1 / span 2}"), "placed by position");
+        assert!(page.html.contains(".g0{grid-area:1/1/span 2/span 3}"), "placed by position");
         // Making the board private hides it, though its pins are unchanged.
         app.patch(&format!("/v1/pinboards/{board}"), &json!({"is_public": false})).await.expect(200);
         assert_eq!(open_id(&app, &board).await.status, 404);
