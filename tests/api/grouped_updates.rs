@@ -184,6 +184,33 @@ mod many_writers_of_one_pin_keep_every_version_and_event {
 }
 
 both_stores! {
+    // Updates grouped into one commit carry their text exactly: quotes, backslashes, escapes,
+    // control characters, non-ASCII and astral characters, in the configuration and the title.
+    async fn grouped_updates_store_every_character_as_sent(app) {
+        const PINS: usize = 16;
+        let mut ids = Vec::new();
+        for i in 0..PINS {
+            ids.push(new_pin(&app, &app.key, &format!("pin {i}")).await);
+        }
+        let text = |i: usize| format!("q\"uote\\ back\\\"slash \\u0041 tab\tnew\nline \u{1} é ünï 漢字 🚀 {i}");
+        let bodies: Vec<Value> = (0..PINS)
+            .map(|i| json!({
+                "pin_config": {"cards": [{"title": text(i), "value": format!("{}", 9_007_199_254_740_993_i64 + i as i64)}]},
+                "metadata": {"title": text(i), "tags": [text(i)]}
+            }))
+            .collect();
+        let answers = join_all(ids.iter().zip(&bodies).map(|(id, body)| patch(&app, &app.key, id, body, None))).await;
+        for (i, answer) in answers.into_iter().enumerate() {
+            assert_eq!(answer.expect(200).data()["version"], json!(2), "pin {i}");
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let stored = read(&app, &app.key, id).await;
+            assert_eq!(stored["pin_config"], bodies[i]["pin_config"], "pin {i}");
+            assert_eq!(stored["metadata"]["title"], json!(text(i)), "pin {i}");
+            assert_eq!(stored["metadata"]["tags"], json!([text(i)]), "pin {i}");
+        }
+    }
+
     async fn a_taken_key_fails_alone_among_concurrent_updates(app) {
         const PINS: usize = 30;
         // Pin 0 holds the key; pin 7 asks for it while every pin (0 too) gets a new title.

@@ -246,17 +246,19 @@ const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, versio
 
 /// Writes each pin of `$1` still at its expected version (a compare-and-set each), and
 /// returns the ids written.
-const UPDATE_ALL_PINS: &str = "WITH u AS (SELECT value ->> 'ws' AS ws, value ->> 'id' AS id, \
-     value ->> 'expected' AS expected, value ->> 'pin_type' AS pin_type, \
-     value ->> 'pin_config' AS pin_config, value ->> 'pin_layout' AS pin_layout, \
-     value ->> 'is_public' AS is_public, value ->> 'title' AS title, value ->> 'tags' AS tags, \
-     value ->> 'provenance' AS provenance, value ->> 'version' AS version, \
-     value ->> 'updated_at' AS updated_at, value ->> 'allow_edit' AS allow_edit, \
-     value ->> 'require_sign_in' AS require_sign_in, value ->> 'allow_comments' AS allow_comments, \
-     value ->> 'key' AS key, value ->> 'expected_every_secs' AS expected_every_secs, \
-     value ->> 'last_pushed_at' AS last_pushed_at, value ->> 'stale_due_at' AS stale_due_at, \
-     value ->> 'status_rules' AS status_rules, value ->> 'status' AS status, \
-     value ->> 'status_due' AS status_due FROM json_each($1)) \
+const UPDATE_ALL_PINS: &str =
+    "WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($1)), \
+     u AS (SELECT j ->> 'ws' AS ws, j ->> 'id' AS id, \
+     j ->> 'expected' AS expected, j ->> 'pin_type' AS pin_type, \
+     j ->> 'pin_config' AS pin_config, j ->> 'pin_layout' AS pin_layout, \
+     j ->> 'is_public' AS is_public, j ->> 'title' AS title, j ->> 'tags' AS tags, \
+     j ->> 'provenance' AS provenance, j ->> 'version' AS version, \
+     j ->> 'updated_at' AS updated_at, j ->> 'allow_edit' AS allow_edit, \
+     j ->> 'require_sign_in' AS require_sign_in, j ->> 'allow_comments' AS allow_comments, \
+     j ->> 'key' AS key, j ->> 'expected_every_secs' AS expected_every_secs, \
+     j ->> 'last_pushed_at' AS last_pushed_at, j ->> 'stale_due_at' AS stale_due_at, \
+     j ->> 'status_rules' AS status_rules, j ->> 'status' AS status, \
+     j ->> 'status_due' AS status_due FROM r) \
      UPDATE pins SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, \
      is_public = u.is_public, title = u.title, tags = u.tags, provenance = u.provenance, \
      version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, \
