@@ -142,6 +142,15 @@ impl KnownPins {
             .filter(|pin| pin.key.as_deref() == Some(key))
     }
 
+    /// [`KnownPins::find_by_key`], with the guard that counts this write of the pin found
+    /// (see [`KnownPins::writing`]); a write that finds none takes its guard once it has read
+    /// the pin.
+    pub fn guess_by_key(&self, ws: &str, key: &str) -> (Option<Pin>, Option<Writing<'_>>) {
+        let guessed = self.find_by_key(ws, key);
+        let writing = guessed.as_ref().map(|pin| self.writing(&pin.id));
+        (guessed, writing)
+    }
+
     /// Keeps `pin` as written in workspace `ws` at `now` (ms), unless it is read first for
     /// a while yet.
     pub fn keep(&self, ws: &str, pin: &Pin, now: i64) {

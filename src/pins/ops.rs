@@ -736,13 +736,7 @@ pub(crate) async fn write_one(
             state.known_pins.find(ws, id),
             Some(state.known_pins.writing(id)),
         ),
-        PinRef::Key(key) => {
-            let guessed = state.known_pins.find_by_key(ws, key);
-            let writing = guessed
-                .as_ref()
-                .map(|pin| state.known_pins.writing(&pin.id));
-            (guessed, writing)
-        }
+        PinRef::Key(key) => state.known_pins.guess_by_key(ws, key),
     };
     if let Some(old) = guessed {
         tries += 1;

@@ -117,10 +117,11 @@ pub async fn upsert(
     // A change is first decided from the state this replica last wrote (see
     // `super::known`); "unchanged" is only ever decided from a read, as the answer says what
     // the store holds.
-    let guessed = state.known_pins.find_by_key(ws, key).filter(|_| !dry_run);
-    let writing = guessed
-        .as_ref()
-        .map(|old| state.known_pins.writing(&old.id));
+    let (guessed, writing) = if dry_run {
+        (None, None)
+    } else {
+        state.known_pins.guess_by_key(ws, key)
+    };
     if let Some(old) = guessed.clone() {
         if let Ok(updated) = change.apply(old.clone(), "", limits, now) {
             if !updated.same_content(&old) {

@@ -245,7 +245,8 @@ const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, versio
      WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above')";
 
 /// Writes each pin of `$1` still at its expected version (a compare-and-set each), and
-/// returns the ids written.
+/// returns the ids written. Each row becomes binary JSON once (`r`): `->>` on a row's text
+/// would parse the whole row, its configuration too, for each of the 22 fields.
 const UPDATE_ALL_PINS: &str =
     "WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($1)), \
      u AS (SELECT j ->> 'ws' AS ws, j ->> 'id' AS id, \
