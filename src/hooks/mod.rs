@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub(crate) use signature::{new_standard_secret, standard_signature};
+pub(crate) use signature::{new_standard_secret, StandardSigner};
 pub use signature::{Scheme, SignatureBody, SignedHeaders};
 
 use crate::{

@@ -183,29 +183,44 @@ fn standard(secret: &str, headers: &SignedHeaders, body: &[u8], now_ms: i64) -> 
 /// The Standard Webhooks HMAC of a message, keyed by the key of `secret`
 /// (`whsec_<base64 key>`): over `{id}.{timestamp}.{body}`.
 fn standard_mac(secret: &str, id: &str, timestamp: &str, body: &[u8]) -> Result<HmacSha256> {
-    let key = standard_key(secret)
-        .ok_or_else(|| Error::internal("stored standard secret is not whsec_<base64>"))?;
-    let mut mac = HmacSha256::new_from_slice(&key).map_err(Error::internal)?;
+    let mut mac = StandardSigner::new(secret)?.0;
+    update_message(&mut mac, id, timestamp, body);
+    Ok(mac)
+}
+
+fn update_message(mac: &mut HmacSha256, id: &str, timestamp: &str, body: &[u8]) {
     mac.update(id.as_bytes());
     mac.update(b".");
     mac.update(timestamp.as_bytes());
     mac.update(b".");
     mac.update(body);
-    Ok(mac)
 }
 
-/// How outbound webhooks sign (CONTRACT.md 15): the `webhook-signature` header of message
-/// `id` sent at `timestamp` (seconds) with `body`, `v1,<base64 HMAC-SHA256>`, which
-/// [`verify`] of the `standard` scheme admits.
-pub(crate) fn standard_signature(
-    secret: &str,
-    id: &str,
-    timestamp: &str,
-    body: &[u8],
-) -> Result<String> {
-    let mac = standard_mac(secret, id, timestamp, body)?;
-    let signature = base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-    Ok(format!("v1,{signature}"))
+/// How outbound webhooks sign (CONTRACT.md 15), keyed once for many messages: decoding a
+/// secret and keying the HMAC cost about as much as signing a small event, and a webhook's
+/// delivery task signs every event with the same secret.
+#[derive(Clone)]
+pub(crate) struct StandardSigner(HmacSha256);
+
+impl StandardSigner {
+    /// A signer with the key of `secret` (`whsec_<base64 key>`).
+    pub(crate) fn new(secret: &str) -> Result<StandardSigner> {
+        let key = standard_key(secret)
+            .ok_or_else(|| Error::internal("stored standard secret is not whsec_<base64>"))?;
+        Ok(StandardSigner(
+            HmacSha256::new_from_slice(&key).map_err(Error::internal)?,
+        ))
+    }
+
+    /// The `webhook-signature` header of message `id` sent at `timestamp` (seconds) with
+    /// `body`: `v1,<base64 HMAC-SHA256>`, which [`verify`] of the `standard` scheme admits.
+    pub(crate) fn sign(&self, id: &str, timestamp: &str, body: &[u8]) -> String {
+        let mut mac = self.0.clone();
+        update_message(&mut mac, id, timestamp, body);
+        let signature =
+            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
+        format!("v1,{signature}")
+    }
 }
 
 /// A new Standard Webhooks secret: `whsec_` and 32 random bytes in base64.
@@ -307,12 +322,25 @@ mod tests {
         let headers = SignedHeaders {
             webhook_id: Some("42".into()),
             webhook_signature: Some(
-                standard_signature(&secret, "42", &timestamp, body).expect("signed"),
+                StandardSigner::new(&secret)
+                    .expect("keyed")
+                    .sign("42", &timestamp, body),
             ),
-            webhook_timestamp: Some(timestamp),
+            webhook_timestamp: Some(timestamp.clone()),
             ..SignedHeaders::default()
         };
         assert!(verify(Scheme::Standard, &secret, &headers, body, NOW_MS).is_ok());
+        // One signer signs every message of a lease: the next is signed afresh.
+        let signer = StandardSigner::new(&secret).expect("keyed");
+        for (id, next) in [("43", &br#"{"type":"pin.created"}"#[..]), ("44", body)] {
+            let headers = SignedHeaders {
+                webhook_id: Some(id.into()),
+                webhook_signature: Some(signer.sign(id, &timestamp, next)),
+                webhook_timestamp: Some(timestamp.clone()),
+                ..SignedHeaders::default()
+            };
+            assert!(verify(Scheme::Standard, &secret, &headers, next, NOW_MS).is_ok());
+        }
         let other = new_standard_secret();
         let refused = verify(Scheme::Standard, &other, &headers, body, NOW_MS);
         assert!(matches!(refused, Err(Error::Unauthorized)));

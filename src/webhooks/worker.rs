@@ -5,15 +5,16 @@
 //! nudges it (a webhook enabled or tested), and every `webhooks.poll_ms` (retries come due
 //! with time, and a notification can be missed). Each time it looks for due webhooks (an
 //! event after their cursor, no retry pending, no live lease) and leases up to its free
-//! places in the store. Each leased webhook gets a task that reads the log after the
-//! webhook's cursor and POSTs the matching events one at a time, in log order: a failing
-//! webhook waits alone, others go on. Progress (the cursor and the attempts) is saved with
+//! places in the store. Each leased webhook gets a task, on one of the replica's delivery
+//! threads ([`Lane`]), that reads the log after the webhook's cursor and POSTs the matching
+//! events one at a time, in log order: a failing webhook waits alone, others go on. Progress (the cursor and the attempts) is saved with
 //! the lease's renewal at most every second or 1,000 deliveries (every 100 cost a tenth
 //! of a delivery's CPU in writes; only the newest 100 attempts are kept anyway), so a
 //! replica killed mid-way sends again, after the lease lapses, what it had not saved: at
 //! least once. The tasks share the pages of the log they read ([`Pages`]).
 
 use std::{
+    collections::HashMap,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -21,7 +22,7 @@ use std::{
 use axum::body::Bytes;
 use reqwest::{header::CONTENT_TYPE, redirect, Url};
 use tokio::{
-    sync::{broadcast::error::TryRecvError, watch, Notify},
+    sync::{broadcast::error::TryRecvError, watch, Notify, OnceCell},
     task::JoinSet,
     time::MissedTickBehavior,
 };
@@ -31,6 +32,7 @@ use crate::{
     clock,
     error::Result,
     events::{EventKind, Resource},
+    hooks::StandardSigner,
     metrics::Metrics,
     store::{DeliveryRow, Event, Failure, NewEvent, Store, WebhookRow},
 };
@@ -67,19 +69,20 @@ impl Worker {
         if !settings.deliver {
             return worker;
         }
-        match client(settings) {
-            Ok(client) => {
+        match lanes(settings, &worker.stop) {
+            Ok(lanes) => {
+                let first = lanes[0].runtime.clone();
                 let ctx = Arc::new(Ctx {
                     store,
                     settings: settings.clone(),
-                    client,
+                    lanes,
                     metrics,
                     worker: crate::ids::new_id("wrk-"),
                     pages: Pages::default(),
                 });
-                tokio::spawn(run(ctx, worker.nudge.clone(), worker.stop.subscribe()));
+                first.spawn(run(ctx, worker.nudge.clone(), worker.stop.subscribe()));
             }
-            Err(e) => tracing::error!(error = %e, "webhooks can't be delivered: no HTTP client"),
+            Err(e) => tracing::error!(error = %e, "webhooks can't be delivered"),
         }
         worker
     }
@@ -99,6 +102,46 @@ impl Drop for Worker {
     fn drop(&mut self) {
         self.stop.send_replace(true);
     }
+}
+
+/// Where deliveries run: a thread with a single-threaded runtime and an HTTP client of its
+/// own. A leased webhook's task, its requests and their connections all stay on one lane.
+/// On the request runtime a delivery's request and its connection's task ran on whichever
+/// worker was free, so buffers were made on one thread and freed on another (the
+/// allocator's locks took 9 % of a fan-out's CPU) and a burst of deliveries competed with
+/// the requests the replica serves; one lane per core (at most [`MAX_LANES`]) keeps the
+/// cores busy when receivers answer fast.
+struct Lane {
+    runtime: tokio::runtime::Handle,
+    client: reqwest::Client,
+}
+
+/// Most delivery threads: deliveries mostly wait on receivers.
+const MAX_LANES: usize = 4;
+
+/// Starts the lanes; each ends when `stop` says so or its sender is dropped.
+fn lanes(settings: &WebhookSettings, stop: &watch::Sender<bool>) -> std::io::Result<Vec<Lane>> {
+    let count = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_LANES));
+    (0..count)
+        .map(|i| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            let handle = runtime.handle().clone();
+            let mut stop = stop.subscribe();
+            std::thread::Builder::new()
+                .name(format!("webhooks-{i}"))
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        while !*stop.borrow_and_update() && stop.changed().await.is_ok() {}
+                    });
+                })?;
+            Ok(Lane {
+                runtime: handle,
+                client: client(settings).map_err(std::io::Error::other)?,
+            })
+        })
+        .collect()
 }
 
 /// The HTTP client deliveries use: redirects not followed (a 3xx is a failure, and a
@@ -123,7 +166,8 @@ fn client(settings: &WebhookSettings) -> reqwest::Result<reqwest::Client> {
 struct Ctx {
     store: Store,
     settings: WebhookSettings,
-    client: reqwest::Client,
+    /// At least one.
+    lanes: Vec<Lane>,
     metrics: Arc<Metrics>,
     /// This worker's name in `leased_by`.
     worker: String,
@@ -137,10 +181,20 @@ struct Ctx {
 /// `store::events`), so a page of [`PAGE`] events after a cursor is final, where a shorter
 /// one (the log's end) may still grow. Memory: [`KEPT_PAGES`] pages at most beyond those the
 /// tasks are delivering, each of which held its own page before.
+///
+/// Webhooks that ask for a page while it is being read wait for that read rather than
+/// making their own (on PostgreSQL each would also take a connection of its own: ten
+/// webhooks enabled at once read their first pages ten times over, 10-40 ms each while the
+/// pool opened connections). A page shared this way may have been read a moment before a
+/// webhook asked for it; events logged meanwhile come with its next page, or its next lease.
 #[derive(Default)]
 struct Pages {
     kept: std::sync::Mutex<std::collections::VecDeque<Arc<Page>>>,
+    reading: std::sync::Mutex<HashMap<(String, i64), Reading>>,
 }
+
+/// A page being read: its workspace's webhooks at that place wait for the same read.
+type Reading = Arc<OnceCell<Arc<Page>>>;
 
 /// The events of workspace `ws` after `after`, each with its body (the frame's JSON).
 struct Page {
@@ -150,7 +204,20 @@ struct Page {
 }
 
 impl Pages {
-    /// The page of `ws` after `cursor`: kept, or read (and kept when full).
+    /// Whether the page of `ws` after `cursor` is kept or being read.
+    fn has(&self, ws: &str, cursor: i64) -> bool {
+        let kept = self
+            .kept
+            .lock()
+            .is_ok_and(|kept| kept.iter().any(|p| p.after == cursor && p.ws == ws));
+        kept || self
+            .reading
+            .lock()
+            .is_ok_and(|reading| reading.contains_key(&(ws.to_owned(), cursor)))
+    }
+
+    /// The page of `ws` after `cursor`: kept, being read (then waited for), or read (and
+    /// kept when full).
     async fn after(&self, store: &Store, ws: &str, cursor: i64) -> Result<Arc<Page>> {
         let found = |kept: &std::collections::VecDeque<Arc<Page>>| {
             kept.iter()
@@ -160,32 +227,71 @@ impl Pages {
         if let Some(page) = self.kept.lock().ok().and_then(|kept| found(&kept)) {
             return Ok(page);
         }
-        let events = store
-            .events_after(ws, cursor, PAGE)
-            .await?
-            .into_iter()
-            .map(|event| {
-                let body = Bytes::from(crate::events::data_json(&event)?);
-                Ok((event, body))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let page = Arc::new(Page {
-            ws: ws.to_owned(),
-            after: cursor,
-            events,
-        });
-        if page.events.len() == PAGE as usize {
-            if let Ok(mut kept) = self.kept.lock() {
-                if found(&kept).is_none() {
-                    if kept.len() == KEPT_PAGES {
-                        kept.pop_front();
+        let place = (ws.to_owned(), cursor);
+        let reading = match self.reading.lock() {
+            Ok(mut reading) => reading.entry(place.clone()).or_default().clone(),
+            Err(_) => Arc::default(),
+        };
+        let read = reading
+            .get_or_try_init(|| read_page(store, ws, cursor))
+            .await
+            .cloned();
+        if let Ok(page) = &read {
+            if page.events.len() == PAGE as usize {
+                if let Ok(mut kept) = self.kept.lock() {
+                    if found(&kept).is_none() {
+                        if kept.len() == KEPT_PAGES {
+                            kept.pop_front();
+                        }
+                        kept.push_back(page.clone());
                     }
-                    kept.push_back(page.clone());
                 }
             }
         }
-        Ok(page)
+        if let Ok(mut under_way) = self.reading.lock() {
+            if under_way
+                .get(&place)
+                .is_some_and(|cell| Arc::ptr_eq(cell, &reading))
+            {
+                under_way.remove(&place);
+            }
+        }
+        read
     }
+}
+
+/// Starts reading the page of `ws` after `cursor` unless it is kept or being read, so that
+/// the webhooks going through the page before it don't all wait for the read when they get
+/// there (on PostgreSQL a read takes a round trip or more: ten webhooks idle a millisecond
+/// or two every hundred events).
+fn read_ahead(ctx: &Arc<Ctx>, ws: &str, cursor: i64) {
+    if ctx.pages.has(ws, cursor) {
+        return;
+    }
+    let (ctx, ws) = (ctx.clone(), ws.to_owned());
+    tokio::spawn(async move {
+        if let Err(e) = ctx.pages.after(&ctx.store, &ws, cursor).await {
+            tracing::debug!(error = %e, "reading ahead in the event log");
+        }
+    });
+}
+
+/// The events of `ws` after `cursor`, at most a page, each with its body.
+async fn read_page(store: &Store, ws: &str, cursor: i64) -> Result<Arc<Page>> {
+    let events = store
+        .events_after(ws, cursor, PAGE)
+        .await?
+        .into_iter()
+        .map(|event| {
+            let body = Bytes::from(crate::events::data_json(&event)?);
+            Ok((event, body))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(Page {
+        ws: ws.to_owned(),
+        after: cursor,
+        events,
+    }))
 }
 
 impl Ctx {
@@ -201,6 +307,7 @@ async fn run(ctx: Arc<Ctx>, nudge: Arc<Notify>, mut stop: watch::Receiver<bool>)
     let mut tick = tokio::time::interval(Duration::from_millis(ctx.settings.poll_ms));
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut tasks: JoinSet<()> = JoinSet::new();
+    let mut next_lane = 0;
     loop {
         tokio::select! {
             changed = stop.changed() => if changed.is_err() || *stop.borrow() { break },
@@ -220,7 +327,10 @@ async fn run(ctx: Arc<Ctx>, nudge: Arc<Notify>, mut stop: watch::Receiver<bool>)
         match claim(&ctx, free).await {
             Ok(hooks) => {
                 for hook in hooks {
-                    tasks.spawn(serve(ctx.clone(), hook));
+                    next_lane = (next_lane + 1) % ctx.lanes.len();
+                    let lane = &ctx.lanes[next_lane];
+                    let client = lane.client.clone();
+                    tasks.spawn_on(serve(ctx.clone(), client, hook), &lane.runtime);
                 }
             }
             Err(e) => tracing::warn!(error = %e, "looking for webhooks to deliver"),
@@ -246,9 +356,9 @@ async fn claim(ctx: &Ctx, free: usize) -> Result<Vec<WebhookRow>> {
 /// lease is lost. After an error (the store unreachable, an event that can't be read) the
 /// lease is kept until it lapses: the webhook is tried again `lease_secs` later, not at
 /// once and again and again.
-async fn serve(ctx: Arc<Ctx>, hook: WebhookRow) {
+async fn serve(ctx: Arc<Ctx>, client: reqwest::Client, hook: WebhookRow) {
     let id = hook.id.clone();
-    if let Err(e) = deliver(&ctx, hook).await {
+    if let Err(e) = deliver(&ctx, client, hook).await {
         tracing::warn!(error = %e, webhook = %id, "delivering a webhook");
     }
 }
@@ -274,21 +384,23 @@ fn wanted(hook: &WebhookRow, event: &Event) -> bool {
             .is_none_or(|board| event.boards.contains(board))
 }
 
-async fn deliver(ctx: &Ctx, hook: WebhookRow) -> Result<()> {
+async fn deliver(ctx: &Arc<Ctx>, client: reqwest::Client, hook: WebhookRow) -> Result<()> {
     let (ws, id, worker) = (&hook.workspace_id, &hook.id, &ctx.worker);
     let mut cursor = hook.cursor_seq;
     let mut saved = cursor;
     let mut attempts: Vec<DeliveryRow> = Vec::new();
     let mut delivered_any = false;
     let mut saved_at = Instant::now();
-    // Parsed once for the lease rather than by each request.
-    let url = Url::parse(&hook.url).map_err(|e| format!("request failed: {e}"));
+    let target = target(ctx, client, &hook);
     loop {
         let page = ctx.pages.after(&ctx.store, ws, cursor).await?;
         let last_page = page.events.len() < PAGE as usize;
+        if let (false, Some((last, _))) = (last_page, page.events.last()) {
+            read_ahead(ctx, ws, last.seq);
+        }
         for (event, body) in &page.events {
             if wanted(&hook, event) {
-                let attempt = send(ctx, &hook, &url, event, body.clone()).await?;
+                let attempt = send(ctx, &target, event, body.clone()).await?;
                 if !delivered(&attempt) {
                     let moved = cursor == saved
                         || ctx
@@ -385,24 +497,30 @@ fn failure(ctx: &Ctx, hook: &WebhookRow, delivered_any: bool, attempt: &Delivery
     }
 }
 
-/// One attempt: `body` (the event's frame JSON), signed, POSTed to the webhook's url
-/// (`url`, parsed).
-async fn send(
-    ctx: &Ctx,
-    hook: &WebhookRow,
-    url: &std::result::Result<Url, String>,
-    event: &Event,
-    body: Bytes,
-) -> Result<DeliveryRow> {
+/// Where a lease's deliveries go, how they are signed and by which lane's client, made once
+/// for the lease rather than by each request: the webhook's url parsed and the HMAC keyed,
+/// or why nothing can be sent (an address written in the url that is refused, a url or
+/// secret that doesn't parse), which each attempt then records.
+type Target = std::result::Result<(reqwest::Client, Url, StandardSigner), String>;
+
+fn target(ctx: &Ctx, client: reqwest::Client, hook: &WebhookRow) -> Target {
+    if let Some(refusal) = target::refused_literal(&hook.url, ctx.settings.allow_private_targets) {
+        return Err(refusal);
+    }
+    let url = Url::parse(&hook.url).map_err(|e| format!("request failed: {e}"))?;
+    let signer = StandardSigner::new(&hook.secret)
+        .map_err(|_| "the webhook's secret can't sign".to_owned())?;
+    Ok((client, url, signer))
+}
+
+/// One attempt: `body` (the event's frame JSON), signed, POSTed to the target.
+async fn send(ctx: &Ctx, target: &Target, event: &Event, body: Bytes) -> Result<DeliveryRow> {
     let message_id = event.seq.to_string();
     let at = clock::now_ms();
     let started = Instant::now();
-    let answer = match target::refused_literal(&hook.url, ctx.settings.allow_private_targets) {
-        Some(refusal) => Err(refusal),
-        None => match url {
-            Ok(url) => post(ctx, hook, url, &message_id, body).await,
-            Err(e) => Err(e.clone()),
-        },
+    let answer = match target {
+        Ok((client, url, signer)) => post(client, url, signer, &message_id, body).await,
+        Err(e) => Err(e.clone()),
     };
     let took = started.elapsed();
     let (status_code, error) = match answer {
@@ -423,17 +541,15 @@ async fn send(
 
 /// The receiver's status, or what went wrong (never the url: it may hold a token).
 async fn post(
-    ctx: &Ctx,
-    hook: &WebhookRow,
+    client: &reqwest::Client,
     url: &Url,
+    signer: &StandardSigner,
     message_id: &str,
     body: Bytes,
 ) -> std::result::Result<u16, String> {
     let timestamp = (clock::now_ms() / 1000).to_string();
-    let signature = crate::hooks::standard_signature(&hook.secret, message_id, &timestamp, &body)
-        .map_err(|_| "the webhook's secret can't sign".to_owned())?;
-    let mut answer = ctx
-        .client
+    let signature = signer.sign(message_id, &timestamp, &body);
+    let mut answer = client
         .post(url.clone())
         .header(CONTENT_TYPE, "application/json")
         .header("webhook-id", message_id)

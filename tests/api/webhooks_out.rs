@@ -464,6 +464,51 @@ both_stores! {
         assert!(log.iter().all(|a| a["delivered"] == true));
     }
 
+    async fn webhooks_enabled_together_on_a_long_log_each_get_every_event_once_in_order(app) {
+        // Five webhooks start from the same place at the same moment: they wait on each
+        // other's reads of the log's pages and read ahead of each other.
+        let receiver = Receiver::start().await;
+        let mut hooks = Vec::new();
+        for w in 0..5 {
+            let hook = create_webhook(
+                &app,
+                json!({"url": receiver.url(&format!("/w{w}")), "events": ["pin.created"]}),
+            )
+            .await;
+            app.patch(&format!("/v1/webhooks/{}", id_of(&hook)), &json!({"enabled": false}))
+                .await
+                .expect(200);
+            hooks.push(hook);
+        }
+        let mut pin_ids = Vec::new();
+        for batch in 0..4 {
+            let pins: Vec<Value> = (0..if batch == 3 { 30 } else { 100 })
+                .map(|i| stat_cards(&format!("pin {batch}.{i}")))
+                .collect();
+            let res = app.post("/v1/pins/batch", &json!({ "pins": pins })).await.expect(200);
+            for pin in res.data().as_array().unwrap() {
+                pin_ids.push(pin["pin_id"].as_str().unwrap().to_owned());
+            }
+        }
+        for hook in &hooks {
+            app.patch(&format!("/v1/webhooks/{}", id_of(hook)), &json!({"enabled": true}))
+                .await
+                .expect(200);
+        }
+        for (w, hook) in hooks.iter().enumerate() {
+            let path = format!("/w{w}");
+            receiver.wait_for(&path, 330, Duration::from_secs(20)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let got = receiver.got(&path);
+            let pins: Vec<String> = got
+                .iter()
+                .map(|g| g.json()["id"].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(pins, pin_ids, "{path}: every pin once, in order");
+            assert_signed(&got[329], hook["secret"].as_str().unwrap());
+        }
+    }
+
     async fn a_failed_delivery_is_retried_in_order_and_holds_back_only_its_webhook(app) {
         let receiver = Receiver::start().await;
         receiver.plan("/flaky", &[Answer::Status(500), Answer::Status(503)]);
