@@ -509,6 +509,37 @@ both_stores! {
         }
     }
 
+    async fn requests_keep_working_after_the_worker_stops(app) {
+        // The worker delivers on threads of its own, which end when it stops; the store
+        // connections it used must not end with them for the requests that take them next.
+        let receiver = Receiver::start().await;
+        let mut hooks = Vec::new();
+        for w in 0..5 {
+            hooks.push(create_webhook(&app, json!({"url": receiver.url(&format!("/w{w}")), "events": ["*"]})).await);
+        }
+        for round in 1..=3 {
+            let paths: Vec<String> = hooks.iter().map(|hook| format!("/v1/webhooks/{}/test", id_of(hook))).collect();
+            let empty = json!({});
+            let tests = paths.iter().map(|path| app.post(path, &empty));
+            for answer in futures::future::join_all(tests).await {
+                answer.expect(200);
+            }
+            for w in 0..5 {
+                receiver.wait_for(&format!("/w{w}"), round, Duration::from_secs(10)).await;
+            }
+        }
+        app.state.webhooks.stop();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // At once, so that they take every connection the store has.
+        let pins: Vec<Value> = (0..12).map(|i| stat_cards(&format!("after {i}"))).collect();
+        for _ in 0..3 {
+            let posts = pins.iter().map(|pin| app.post("/v1/pins", pin));
+            for answer in futures::future::join_all(posts).await {
+                answer.expect(200);
+            }
+        }
+    }
+
     async fn a_failed_delivery_is_retried_in_order_and_holds_back_only_its_webhook(app) {
         let receiver = Receiver::start().await;
         receiver.plan("/flaky", &[Answer::Status(500), Answer::Status(503)]);
