@@ -125,6 +125,7 @@ fn lanes(settings: &WebhookSettings, stop: &watch::Sender<bool>) -> std::io::Res
     let count = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_LANES));
     (0..count)
         .map(|i| {
+            let client = client(settings).map_err(std::io::Error::other)?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
@@ -139,7 +140,7 @@ fn lanes(settings: &WebhookSettings, stop: &watch::Sender<bool>) -> std::io::Res
                 })?;
             Ok(Lane {
                 runtime: handle,
-                client: client(settings).map_err(std::io::Error::other)?,
+                client,
             })
         })
         .collect()
