@@ -210,28 +210,32 @@ struct Page {
     events: Vec<(Event, Bytes)>,
 }
 
+impl Page {
+    fn is_at(&self, ws: &str, cursor: i64) -> bool {
+        self.after == cursor && self.ws == ws
+    }
+}
+
 impl Pages {
+    /// The page of `ws` after `cursor`, if it is kept.
+    fn kept(&self, ws: &str, cursor: i64) -> Option<Arc<Page>> {
+        let kept = self.kept.lock().ok()?;
+        kept.iter().find(|page| page.is_at(ws, cursor)).cloned()
+    }
+
     /// Whether the page of `ws` after `cursor` is kept or being read.
     fn has(&self, ws: &str, cursor: i64) -> bool {
-        let kept = self
-            .kept
-            .lock()
-            .is_ok_and(|kept| kept.iter().any(|p| p.after == cursor && p.ws == ws));
-        kept || self
-            .reading
-            .lock()
-            .is_ok_and(|reading| reading.contains_key(&(ws.to_owned(), cursor)))
+        self.kept(ws, cursor).is_some()
+            || self
+                .reading
+                .lock()
+                .is_ok_and(|reading| reading.contains_key(&(ws.to_owned(), cursor)))
     }
 
     /// The page of `ws` after `cursor`: kept, being read (then waited for), or read (and
     /// kept when full).
     async fn after(&self, ctx: &Ctx, ws: &str, cursor: i64) -> Result<Arc<Page>> {
-        let found = |kept: &std::collections::VecDeque<Arc<Page>>| {
-            kept.iter()
-                .find(|p| p.after == cursor && p.ws == ws)
-                .cloned()
-        };
-        if let Some(page) = self.kept.lock().ok().and_then(|kept| found(&kept)) {
+        if let Some(page) = self.kept(ws, cursor) {
             return Ok(page);
         }
         let place = (ws.to_owned(), cursor);
@@ -244,18 +248,10 @@ impl Pages {
             .await
             .cloned();
         if let Ok(page) = &read {
-            if page.events.len() == PAGE as usize {
-                if let Ok(mut kept) = self.kept.lock() {
-                    if found(&kept).is_none() {
-                        if kept.len() == KEPT_PAGES {
-                            kept.pop_front();
-                        }
-                        kept.push_back(page.clone());
-                    }
-                }
-            }
+            self.keep(page);
         }
         if let Ok(mut under_way) = self.reading.lock() {
+            // Unless a later read has taken the place since.
             if under_way
                 .get(&place)
                 .is_some_and(|cell| Arc::ptr_eq(cell, &reading))
@@ -264,6 +260,23 @@ impl Pages {
             }
         }
         read
+    }
+
+    /// Keeps `page` if it is full (final) and not kept yet, forgetting the oldest kept.
+    fn keep(&self, page: &Arc<Page>) {
+        if page.events.len() < PAGE as usize {
+            return;
+        }
+        let Ok(mut kept) = self.kept.lock() else {
+            return;
+        };
+        if kept.iter().any(|p| p.is_at(&page.ws, page.after)) {
+            return;
+        }
+        if kept.len() == KEPT_PAGES {
+            kept.pop_front();
+        }
+        kept.push_back(page.clone());
     }
 }
 

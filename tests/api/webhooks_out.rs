@@ -192,6 +192,25 @@ fn ids(got: &[Got]) -> Vec<String> {
         .collect()
 }
 
+/// Creates `n` stat-card pins in batches of 100 (one `pin.created` event each); their ids,
+/// in the order of their events.
+async fn create_pins(app: &TestApp, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for start in (0..n).step_by(100) {
+        let pins: Vec<Value> = (start..n.min(start + 100))
+            .map(|i| stat_cards(&format!("pin {i}")))
+            .collect();
+        let res = app
+            .post("/v1/pins/batch", &json!({ "pins": pins }))
+            .await
+            .expect(200);
+        for pin in res.data().as_array().unwrap() {
+            ids.push(pin["pin_id"].as_str().unwrap().to_owned());
+        }
+    }
+    ids
+}
+
 /// Creates a webhook (asserting 200) and returns the answer's `data`.
 async fn create_webhook(app: &TestApp, body: Value) -> Value {
     app.post("/v1/webhooks", &body)
@@ -419,16 +438,7 @@ both_stores! {
         .await;
         // 250 creates and 5 updates: the webhooks read two full pages of the log (which the
         // worker keeps and they share) and a last, shorter one.
-        let mut pin_ids = Vec::new();
-        for batch in 0..3 {
-            let pins: Vec<Value> = (0..if batch == 2 { 50 } else { 100 })
-                .map(|i| stat_cards(&format!("pin {batch}.{i}")))
-                .collect();
-            let res = app.post("/v1/pins/batch", &json!({ "pins": pins })).await.expect(200);
-            for pin in res.data().as_array().unwrap() {
-                pin_ids.push(pin["pin_id"].as_str().unwrap().to_owned());
-            }
-        }
+        let pin_ids = create_pins(&app, 250).await;
         for id in &pin_ids[..5] {
             app.patch(&format!("/v1/pins/{id}"), &json!({"metadata": {"title": "moved on"}}))
                 .await
@@ -480,16 +490,7 @@ both_stores! {
                 .expect(200);
             hooks.push(hook);
         }
-        let mut pin_ids = Vec::new();
-        for batch in 0..4 {
-            let pins: Vec<Value> = (0..if batch == 3 { 30 } else { 100 })
-                .map(|i| stat_cards(&format!("pin {batch}.{i}")))
-                .collect();
-            let res = app.post("/v1/pins/batch", &json!({ "pins": pins })).await.expect(200);
-            for pin in res.data().as_array().unwrap() {
-                pin_ids.push(pin["pin_id"].as_str().unwrap().to_owned());
-            }
-        }
+        let pin_ids = create_pins(&app, 330).await;
         for hook in &hooks {
             app.patch(&format!("/v1/webhooks/{}", id_of(hook)), &json!({"enabled": true}))
                 .await
