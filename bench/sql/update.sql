@@ -46,6 +46,7 @@ INSERT INTO rate_limit_windows AS r
   RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
 SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]::text AS expected,
   ARRAY[version + 1]::text AS versions, ARRAY[version - :retention]::text AS keep_above,
+  ARRAY[CASE WHEN (version + 1) % 64 = 0 THEN 0 ELSE version - :retention - 1 END]::text AS prune_above,
   ARRAY[pin_type]::text AS types, ARRAY[:config::text]::text AS configs, ARRAY[pin_layout]::text AS layouts,
   ARRAY[is_public]::text AS publics, ARRAY[title]::text AS titles, ARRAY[to_jsonb(tags)::text]::text AS tags,
   ARRAY[provenance]::text AS provenances, ARRAY[:now::int8]::text AS nows, ARRAY[allow_edit]::text AS edits,
@@ -62,12 +63,13 @@ SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign
 BEGIN;
 SELECT id, version FROM pins WHERE (workspace_id, id) IN (SELECT * FROM UNNEST(:wss::text[], :ids::text[])) ORDER BY id FOR UPDATE;
 WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[], :titles::text[], :tags::text[], :provenances::text[], :versions::int8[], :nows::int8[], :edits::bool[], :sign_ins::bool[], :comments::bool[], :pin_keys::text[], :keep_above::int8[], :expecteds::int8[],
-    :nows::int8[], :dues::int8[], :rules::text[], :statuses::text[], :status_dues::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above,
-    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)),
+    :nows::int8[], :dues::int8[], :rules::text[], :statuses::text[], :status_dues::int8[], :prune_above::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above,
+    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due, prune_above)),
   saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key,
     expected_every_secs, last_pushed_at, status_rules, status) SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key,
     p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected WHERE p.version > u.keep_above),
-  pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above),
+  pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above
+    AND v.version > u.prune_above),
   changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, is_public = u.is_public, title = u.title, tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key,
     expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status,
     status_due = COALESCE(p.status_due, u.status_due) FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id)

@@ -200,6 +200,7 @@ fn pgbench_update_runs_what_a_postgres_update_runs() {
         ":rules",
         ":statuses",
         ":status_dues",
+        ":prune_above",
     ];
     let event = [
         ":wss",

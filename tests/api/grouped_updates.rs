@@ -425,3 +425,76 @@ both_stores! {
         }
     }
 }
+
+/// The versions numbers of pin `id`'s stored past versions on `server`, newest first.
+async fn kept_versions(server: &TestApp, key: &str, id: &str) -> Vec<i64> {
+    let path = format!("/v1/pins/{id}/versions?limit=100");
+    let listed = call(server, key, Method::GET, &path, None).await;
+    listed.body["data"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|v| v["version"].as_i64().expect("a version number"))
+        .collect()
+}
+
+/// A write prunes only the version its own step drops (a range from the pin's first version
+/// walked every deleted one PostgreSQL still holds), and every 64th version of a pin all
+/// beyond the retention: the setting lowered (a replica started with it), each write from
+/// then on keeps the newest versions it should, and what the higher setting kept is gone by
+/// version 64, both for updates the group commit writes (PATCH) and for those it writes alone
+/// (PUT by key, an upsert).
+async fn a_lowered_retention_prunes_the_rest_within_64_versions(app: TestApp) {
+    const KEEP_FOUR: &str = "[limits]\nversion_retention = 4";
+    const KEEP_TWO: &str = "[limits]\nversion_retention = 2";
+    let four = app.replica(KEEP_FOUR).await;
+    let id = new_pin(&four, &app.key, "v1").await;
+    for n in 2..=10 {
+        patch(&four, &app.key, &id, &title(&json!(format!("v{n}"))), None)
+            .await
+            .expect(200);
+    }
+    assert_eq!(kept_versions(&four, &app.key, &id).await, [9, 8, 7, 6]);
+    let two = app.replica(KEEP_TWO).await;
+    for n in 11..=63 {
+        patch(&two, &app.key, &id, &title(&json!(format!("v{n}"))), None)
+            .await
+            .expect(200);
+        let kept = kept_versions(&two, &app.key, &id).await;
+        assert_eq!(kept[..2], [n - 1, n - 2], "after version {n}: {kept:?}");
+        assert!(kept.len() <= 4, "after version {n}: {kept:?}");
+    }
+    patch(&two, &app.key, &id, &title(&json!("v64")), None)
+        .await
+        .expect(200);
+    assert_eq!(kept_versions(&two, &app.key, &id).await, [63, 62]);
+
+    let keyed = put_feed(&four, &app.key, "k1").await;
+    let keyed = keyed["pin_id"]
+        .as_str()
+        .expect("the upserted pin's id")
+        .to_owned();
+    for n in 2..=10 {
+        put_feed(&four, &app.key, &format!("k{n}")).await;
+    }
+    assert_eq!(kept_versions(&four, &app.key, &keyed).await, [9, 8, 7, 6]);
+    for n in 11..=64 {
+        put_feed(&two, &app.key, &format!("k{n}")).await;
+    }
+    assert_eq!(kept_versions(&two, &app.key, &keyed).await, [63, 62]);
+}
+
+mod a_lowered_retention_prunes_the_rest_within_64_versions {
+    use super::*;
+
+    #[tokio::test]
+    async fn sqlite() {
+        a_lowered_retention_prunes_the_rest_within_64_versions(TestApp::sqlite().await).await;
+    }
+
+    #[tokio::test]
+    async fn postgres() {
+        crate::skip_without_postgres!();
+        a_lowered_retention_prunes_the_rest_within_64_versions(TestApp::postgres().await).await;
+    }
+}

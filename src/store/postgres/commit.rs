@@ -20,6 +20,7 @@ use crate::store::{
         answer, first_of_each_pin, same_failure, standing_updates, Committer, Job, Outcome, Update,
         Write, MAX_GROUP,
     },
+    pins::{keep_above, prune_above},
     Pin,
 };
 use crate::{error::Result, Error};
@@ -117,10 +118,10 @@ pub(crate) const LOCK_VERSIONS: &str = "SELECT id, version FROM pins \
 pub(crate) const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[], $2::text[], $3::int8[], \
      $4::text[], $5::text[], $6::text[], $7::bool[], $8::text[], $9::text[], $10::text[], $11::int8[], \
      $12::int8[], $13::bool[], $14::bool[], $15::bool[], $16::text[], $17::int8[], $18::int8[], \
-     $19::int8[], $20::int8[], $21::text[], $22::text[], $23::int8[]) \
+     $19::int8[], $20::int8[], $21::text[], $22::text[], $23::int8[], $24::int8[]) \
      AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, \
      version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above, \
-     expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)), \
+     expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due, prune_above)), \
      saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, \
      allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
      expected_every_secs, last_pushed_at, status_rules, status) \
@@ -129,7 +130,8 @@ pub(crate) const UPDATE_PINS: &str = "WITH u AS (SELECT * FROM UNNEST($1::text[]
      p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
      FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected \
      WHERE p.version > u.keep_above), \
-     pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above), \
+     pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above \
+     AND v.version > u.prune_above), \
      changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, \
      pin_layout = u.pin_layout, is_public = u.is_public, title = u.title, \
      tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, \
@@ -236,7 +238,7 @@ async fn update_pins(
         .bind(flag(|p| p.require_sign_in))
         .bind(flag(|p| p.allow_comments))
         .bind(maybe(|p| p.key.as_deref()))
-        .bind(number(|u| u.new.version - 1 - i64::from(u.retention)))
+        .bind(number(|u| keep_above(u.new.version, u.retention)))
         .bind(
             current
                 .iter()
@@ -258,6 +260,7 @@ async fn update_pins(
                 .map(|u| u.new.status_due())
                 .collect::<Vec<_>>(),
         )
+        .bind(number(|u| prune_above(u.new.version, u.retention)))
         .fetch_all(&mut *tx)
         .await?;
     Ok(rows.into_iter().collect())

@@ -21,8 +21,8 @@ use crate::store::{
         MAX_GROUP,
     },
     pins::{
-        bind_new_pin, bind_pin_update, INSERT_PIN, PIN_BOARDS, PRUNE_VERSIONS, SAVE_VERSION_AT,
-        UPDATE_PIN_AT,
+        bind_new_pin, bind_pin_update, keep_above, prune_above, INSERT_PIN, PIN_BOARDS,
+        PRUNE_VERSIONS, SAVE_VERSION_AT, UPDATE_PIN_AT,
     },
     sql::Backend,
     Idempotent, Pin,
@@ -171,8 +171,10 @@ struct UpdateRow<'a> {
     id: &'a str,
     /// The version read: the row is written only if it still has it.
     expected: i64,
-    /// Past versions at or below it are pruned.
+    /// Past versions at or below it are pruned ...
     keep_above: i64,
+    /// ... down to this one, not included (`pins::prune_above`).
+    prune_above: i64,
     pin_type: &'a str,
     pin_config: &'a str,
     pin_layout: &'a str,
@@ -202,7 +204,8 @@ impl<'a> UpdateRow<'a> {
             ws,
             id: &new.id,
             expected: old.version,
-            keep_above: new.version - 1 - i64::from(update.retention),
+            keep_above: keep_above(new.version, update.retention),
+            prune_above: prune_above(new.version, update.retention),
             pin_type: &new.pin_type,
             pin_config: &new.pin_config,
             pin_layout: &new.pin_layout,
@@ -239,10 +242,11 @@ const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type
      WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
      AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'";
 
-/// Prunes each pin's past versions beyond the retention.
+/// Prunes each pin's past versions beyond the retention (those its write drops).
 const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, version) IN \
      (SELECT v.pin_id, v.version FROM json_each($1) AS u CROSS JOIN pin_versions AS v \
-     WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above')";
+     WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above' \
+     AND v.version > u.value ->> 'prune_above')";
 
 /// Writes each pin of `$1` still at its expected version (a compare-and-set each), and
 /// returns the ids written. Each row becomes binary JSON once (`r`): `->>` on a row's text
@@ -364,7 +368,8 @@ async fn update_alone(
     }
     SqliteStore::query(PRUNE_VERSIONS)
         .bind(&new.id)
-        .bind(new.version - 1 - i64::from(update.retention))
+        .bind(keep_above(new.version, update.retention))
+        .bind(prune_above(new.version, update.retention))
         .execute(&mut *savepoint)
         .await?;
     let boards = sqlx::query_scalar(PIN_BOARDS)
