@@ -6,8 +6,10 @@
 //!
 //! The events are logged while the webhooks are disabled, then the webhooks are enabled and
 //! the clock runs until the receiver has every delivery: what is measured is delivering,
-//! not writing pins. Prints `same_process_posts_per_s=...` (the same POSTs sent from the
-//! receiver's own process), then `delivered_per_s=... baseline_per_s=...`.
+//! not writing pins. Prints `timeline_ms: enabled=... tenths=...` (when the last webhook was
+//! enabled, and when the first delivery and each further tenth of them arrived: a slow start
+//! or a straggling end shows there), `same_process_posts_per_s=...` (the same POSTs sent from
+//! the receiver's own process), then `delivered_per_s=... baseline_per_s=...`.
 //!
 //! `webhook_fanout <base url> <key> [events, default 1000] [webhooks, default 10]`
 
@@ -49,6 +51,21 @@ async fn wait_for(received: &Received, n: usize, within: Duration) -> Result<(),
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
     Ok(())
+}
+
+/// When the receiver had the first delivery and each further tenth of `total`, from
+/// `started` (sampled every millisecond): a slow start shows as a first tenth that takes
+/// longer than the others.
+async fn timeline(received: Arc<Received>, total: usize, started: Instant) -> Vec<Duration> {
+    let mut marks = Vec::with_capacity(11);
+    while marks.len() < 11 {
+        let count = received.count.load(Ordering::Relaxed);
+        while marks.len() < 11 && count >= (marks.len() * total / 10).max(1) {
+            marks.push(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    marks
 }
 
 struct Api {
@@ -137,6 +154,7 @@ async fn main() -> Result<(), String> {
             .await?;
     }
     let started = Instant::now();
+    let timeline = tokio::spawn(timeline(received.clone(), total, started));
     for id in &ids {
         api.send(
             reqwest::Method::PATCH,
@@ -145,8 +163,19 @@ async fn main() -> Result<(), String> {
         )
         .await?;
     }
+    let enabled = started.elapsed();
     wait_for(&received, total, Duration::from_secs(300)).await?;
     let ours = total as f64 / started.elapsed().as_secs_f64();
+    let tenths = timeline.await.map_err(|e| e.to_string())?;
+    println!(
+        "timeline_ms: enabled={} tenths={}",
+        enabled.as_millis(),
+        tenths
+            .iter()
+            .map(|t| t.as_millis().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
     for id in &ids {
         api.send(
             reqwest::Method::DELETE,
