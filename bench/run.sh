@@ -731,7 +731,7 @@ PY
     data=$(curl -sf -H "Authorization: Bearer $first" "$base$id" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["data"], separators=(",", ":")))')
     config=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["pin_config"], separators=(",", ":")).replace("@U@", "00000.0.000000"))' "$WORK/writes_patch.json")
     before=$(updates_versions "$base" 1)
-    update_tps=$(pg_tps bench/sql/update.sql "$url" -D lookup="${first:4:12}" -D key="$key_id" -D ws="$ws" \
+    update_tps=$(PGOPTIONS="-c enable_seqscan=off" pg_tps bench/sql/update.sql "$url" -D lookup="${first:4:12}" -D key="$key_id" -D ws="$ws" \
       -D now="$(date +%s%3N)" -D config="$config" -D data="$data")
     after=$(updates_versions "$base" 1)
     # pgbench's updates that found their pin moved on (two clients on one pin) wrote nothing.

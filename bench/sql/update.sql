@@ -7,7 +7,8 @@
 -- (store/postgres/events.rs APPEND_EVENTS), COMMIT. The text is the store's with pgbench
 -- variables for `$n`; `cargo test bench_sql` fails if they differ. Under load the service
 -- writes many updates (and creates) in one transaction; this commits each update alone, as
--- a server without group commit would.
+-- a server without group commit would. bench/run.sh runs it with `enable_seqscan = off`, as
+-- the group commit's connection plans (store/postgres/commit.rs `start`).
 -- pgbench can't build arrays or pick a row, so a query of the benchmark's own, ended by
 -- `\gset`, first picks one of the workspace's pins at random (bench/run.sh makes exactly
 -- 200 there) and makes the one-element arrays the statements take from it: one round trip
