@@ -429,7 +429,9 @@ both_stores! {
 /// The versions numbers of pin `id`'s stored past versions on `server`, newest first.
 async fn kept_versions(server: &TestApp, key: &str, id: &str) -> Vec<i64> {
     let path = format!("/v1/pins/{id}/versions?limit=100");
-    let listed = call(server, key, Method::GET, &path, None).await;
+    let listed = call(server, key, Method::GET, &path, None)
+        .await
+        .expect(200);
     listed.body["data"]
         .as_array()
         .expect("a list")
