@@ -8,6 +8,8 @@ mod page;
 
 use std::{str::FromStr, sync::Arc, time::Duration};
 
+use serde::Serialize;
+
 use sqlx::{
     pool::PoolConnection,
     sqlite::{
@@ -41,6 +43,33 @@ fn list_column(row: &SqliteRow, column: impl Column) -> Result<Vec<String>> {
 
 fn list_json(list: &[String]) -> String {
     serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
+}
+
+/// One event of [`events::APPEND_EVENTS`]'s JSON array: the columns as they are stored.
+#[derive(Serialize)]
+struct EventRow<'a> {
+    ws: &'a str,
+    event: &'a str,
+    id: &'a str,
+    version: Option<i64>,
+    /// JSON text, as the column holds it.
+    boards: String,
+    at: i64,
+    data: &'a str,
+}
+
+impl<'a> EventRow<'a> {
+    fn of(e: &'a NewEvent) -> Self {
+        EventRow {
+            ws: &e.workspace_id,
+            event: e.kind.as_str(),
+            id: &e.resource_id,
+            version: e.version,
+            boards: list_json(&e.boards),
+            at: e.at,
+            data: &e.data,
+        }
+    }
 }
 
 fn bind_list<'q>(
@@ -178,18 +207,16 @@ impl Backend for SqliteStore {
 
     fn append_events<'c>(tx: &'c mut SqliteConnection, events: &'c [NewEvent]) -> Run<'c, ()> {
         Box::pin(async move {
-            for e in events {
-                Self::query(events::APPEND_EVENT)
-                    .bind(&e.workspace_id)
-                    .bind(e.kind.as_str())
-                    .bind(&e.resource_id)
-                    .bind(e.version)
-                    .bind_list(&e.boards)
-                    .bind(e.at)
-                    .bind(&e.data)
-                    .execute(&mut *tx)
-                    .await?;
+            if events.is_empty() {
+                return Ok(());
             }
+            let rows: Vec<EventRow> = events.iter().map(EventRow::of).collect();
+            let rows =
+                serde_json::to_string(&rows).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+            sqlx::query(events::APPEND_EVENTS)
+                .bind(rows)
+                .execute(&mut *tx)
+                .await?;
             crate::metrics::logged(events.len());
             Ok(())
         })
