@@ -171,10 +171,6 @@ struct UpdateRow<'a> {
     id: &'a str,
     /// The version read: the row is written only if it still has it.
     expected: i64,
-    /// Past versions at or below it are pruned ...
-    keep_above: i64,
-    /// ... down to this one, not included (`pins::prune_above`).
-    prune_above: i64,
     pin_type: &'a str,
     pin_config: &'a str,
     pin_layout: &'a str,
@@ -204,8 +200,6 @@ impl<'a> UpdateRow<'a> {
             ws,
             id: &new.id,
             expected: old.version,
-            keep_above: keep_above(new.version, update.retention),
-            prune_above: prune_above(new.version, update.retention),
             pin_type: &new.pin_type,
             pin_config: &new.pin_config,
             pin_layout: &new.pin_layout,
@@ -229,7 +223,35 @@ impl<'a> UpdateRow<'a> {
     }
 }
 
-/// Saves the stored state of each pin of `$1` ([`UpdateRow`]s) still at its expected version
+/// One update of a group as [`SAVE_VERSIONS`] and [`PRUNE_ALL_VERSIONS`] read it: apart from
+/// [`UpdateRow`], without the new state, so each `->>` of theirs parses a few dozen bytes
+/// instead of the whole row.
+#[derive(Serialize)]
+struct VersionRow<'a> {
+    ws: &'a str,
+    id: &'a str,
+    /// The version read: its state is saved only if the pin still has it.
+    expected: i64,
+    /// Past versions at or below it are pruned ...
+    keep_above: i64,
+    /// ... down to this one, not included (`pins::prune_above`).
+    prune_above: i64,
+}
+
+impl<'a> VersionRow<'a> {
+    fn of(ws: &'a str, update: &'a Update) -> Self {
+        let (old, new) = (&update.old, &update.new);
+        VersionRow {
+            ws,
+            id: &new.id,
+            expected: old.version,
+            keep_above: keep_above(new.version, update.retention),
+            prune_above: prune_above(new.version, update.retention),
+        }
+    }
+}
+
+/// Saves the stored state of each pin of `$1` ([`VersionRow`]s) still at its expected version
 /// as a past version (unless none are kept). `CROSS JOIN` keeps the array the outer loop, so
 /// each pin is found by its id.
 const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
@@ -242,7 +264,8 @@ const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type
      WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
      AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'";
 
-/// Prunes each pin's past versions beyond the retention (those its write drops).
+/// Prunes each pin of `$1` ([`VersionRow`]s) of its past versions beyond the retention (those
+/// its write drops).
 const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, version) IN \
      (SELECT v.pin_id, v.version FROM json_each($1) AS u CROSS JOIN pin_versions AS v \
      WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above' \
@@ -290,9 +313,14 @@ async fn update_together(
         return Ok(Some(HashMap::new()));
     }
     let rows: Vec<UpdateRow> = updates.iter().map(|(ws, u)| UpdateRow::of(ws, u)).collect();
+    let versions: Vec<VersionRow> = updates
+        .iter()
+        .map(|(ws, u)| VersionRow::of(ws, u))
+        .collect();
+    let versions = serde_json::to_string(&versions).map_err(Error::internal)?;
     let rows = serde_json::to_string(&rows).map_err(Error::internal)?;
     let mut savepoint = Connection::begin(&mut *conn).await?;
-    let written = match write_rows(&mut savepoint, &rows).await {
+    let written = match write_rows(&mut savepoint, &versions, &rows).await {
         Ok(written) => written,
         Err(e) if refused(&e) => {
             savepoint.rollback().await?;
@@ -317,14 +345,19 @@ async fn update_together(
     Ok(Some(boards))
 }
 
-/// The statements of [`update_together`] that may be refused; the ids written.
-async fn write_rows(conn: &mut SqliteConnection, rows: &str) -> Result<Vec<String>, sqlx::Error> {
+/// The statements of [`update_together`] that may be refused, given the same updates as
+/// [`VersionRow`]s and [`UpdateRow`]s; the ids written.
+async fn write_rows(
+    conn: &mut SqliteConnection,
+    versions: &str,
+    rows: &str,
+) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query(SAVE_VERSIONS)
-        .bind(rows)
+        .bind(versions)
         .execute(&mut *conn)
         .await?;
     sqlx::query(PRUNE_ALL_VERSIONS)
-        .bind(rows)
+        .bind(versions)
         .execute(&mut *conn)
         .await?;
     sqlx::query_scalar(UPDATE_ALL_PINS)
