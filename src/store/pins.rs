@@ -277,8 +277,9 @@ const FULL_PRUNE_EVERY: i64 = 64;
 /// version stays in the table and its index until VACUUM, and a range from the pin's first
 /// version walked them all: after a minute of updates of 200 pins, every prune visited about
 /// 280 dead versions on 265 pages (0.2-1.6 ms a pin, growing until autovacuum came), where
-/// the narrow range reads 8 buffers. Every [`FULL_PRUNE_EVERY`]th version prunes the whole range, so what a
-/// larger retention kept (the setting lowered since) goes within that many writes.
+/// the narrow range reads 8 buffers. Every [`FULL_PRUNE_EVERY`]th version prunes the whole
+/// range, so what a larger retention kept (the setting lowered since) goes within that many
+/// writes.
 pub(crate) fn prune_above(version: i64, retention: u32) -> i64 {
     if version % FULL_PRUNE_EVERY == 0 {
         0

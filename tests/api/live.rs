@@ -274,6 +274,21 @@ both_stores! {
         assert_eq!(rest[2].data["id"], json!(marker));
     }
 
+    async fn a_batchs_events_keep_every_character_of_their_records_in_request_order(app) {
+        // One batch is one commit: its events are appended together (one statement on each
+        // store), each record carried inside that statement's arguments.
+        let titles = ["a \"quote\" and a back\\slash \\\"", "Ünïcödé 🚀 日本語", "<b>&amp;</b> \\u0041 %s $1 ?"];
+        let mut stream = watch(&app, "").await;
+        let batch = json!({"pins": titles.iter().map(|t| stat_cards(t)).collect::<Vec<_>>()});
+        let created = app.post("/v1/pins/batch", &batch).await.expect(200);
+        let ids: Vec<String> = created.data().as_array().unwrap().iter().map(|p| p["pin_id"].as_str().unwrap().to_owned()).collect();
+        let events = stream.events(3).await;
+        for ((frame, id), title) in events.iter().zip(&ids).zip(titles) {
+            assert_event(&app, frame, "pin.created", id, Some(&format!("/v1/pins/{id}"))).await;
+            assert_eq!(frame.data["data"]["metadata"]["title"], json!(title));
+        }
+    }
+
     async fn filters_select_by_pin_board_and_type_and_combine(app) {
         let board = new_board(&app, "Filtered").await;
         let on_board = new_pin(&app, "on board").await;
