@@ -259,16 +259,16 @@ impl Api {
         Ok(())
     }
 
-    /// Enables or disables every webhook of `ids`, one after another.
+    /// Enables or disables every webhook of `ids`, all at once (as the baseline's senders
+    /// start at once: one after another, the last was enabled 20-30 ms after the first).
     async fn enable(&self, ids: &[String], enabled: bool) -> Result<(), String> {
-        for id in ids {
-            self.send(
-                reqwest::Method::PATCH,
-                &format!("/webhooks/{id}"),
-                &json!({ "enabled": enabled }),
-            )
-            .await?;
-        }
+        let body = json!({ "enabled": enabled });
+        let calls = ids.iter().map(|id| {
+            let path = format!("/webhooks/{id}");
+            let body = &body;
+            async move { self.send(reqwest::Method::PATCH, &path, body).await }
+        });
+        futures::future::try_join_all(calls).await?;
         Ok(())
     }
 }
