@@ -507,6 +507,12 @@ both_stores! {
                 .collect();
             assert_eq!(pins, pin_ids, "{path}: every pin once, in order");
             assert_signed(&got[329], hook["secret"].as_str().unwrap());
+            // 330 attempts in one lease, of which the worker holds at most 200 between saves:
+            // the log keeps exactly the newest 100, newest first.
+            let log = attempts(&app, &app.key, &id_of(hook), 100).await;
+            let logged: Vec<String> = log.data().as_array().unwrap().iter().map(|a| a["event_id"].as_str().unwrap().to_owned()).collect();
+            let newest: Vec<String> = got[230..].iter().rev().map(|g| g.header("webhook-id").to_owned()).collect();
+            assert_eq!(logged, newest, "{path}: the newest 100 attempts");
         }
     }
 
