@@ -15,7 +15,11 @@ store and check that
   and body succeeds (a 200: replayed if it had committed, stored now if it hadn't);
 - every updater's pin (of any round so far) is at least at the version of its last
   acknowledged PATCH: at that version with that PATCH's title, or one further with the title
-  of the PATCH the kill left without an answer (it committed before the kill), never else.
+  of the PATCH the kill left without an answer (it committed before the kill), never else;
+- a webhook of `pin.created` (to a receiver run by this script, delivering while the server is
+  killed mid-way) brings, within a minute, every acknowledged pin's event (at least once:
+  what a killed server had not saved comes again, with the same `webhook-id`), each first
+  arrival in event order, every one signed with the webhook's secret (Standard Webhooks).
 Prints one line per check and closes with `N passed, M failed`; exits non-zero on any
 failure (above all a lost acknowledged write).
 
@@ -26,7 +30,11 @@ database made and dropped with psql.
 """
 
 import argparse
+import base64
+import hashlib
+import hmac
 import http.client
+import http.server
 import json
 import os
 import random
@@ -210,6 +218,90 @@ def load_and_kill(server, key, seconds, threads, ledger, tag):
         w.join(30)
 
 
+# --- webhooks out --------------------------------------------------------------------------
+
+
+class Receiver:
+    """A webhook receiver on a free port: answers 200 to every POST and keeps, in arrival
+    order, each delivery's `webhook-id`, the pin it names, and whether its signature is the
+    webhook's (set `secret` once the webhook is made)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.got = []  # (webhook-id as int, pin id, signed right)
+        self.secret = None
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 - the standard library's name
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                receiver.record(self.headers, body)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def handle(self):
+                try:
+                    super().handle()
+                except ConnectionError:
+                    pass  # the server killed mid-delivery
+
+            def log_message(self, *_):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/crash"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def record(self, headers, body):
+        message_id, timestamp = headers.get("webhook-id", ""), headers.get("webhook-timestamp", "")
+        key = base64.b64decode((self.secret or "whsec_").removeprefix("whsec_"))
+        mac = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+        expected = "v1," + base64.b64encode(mac).decode()
+        signed = any(hmac.compare_digest(expected, sig) for sig in headers.get("webhook-signature", "").split())
+        try:
+            pin = json.loads(body).get("id")
+        except ValueError:
+            pin = None
+        with self.lock:
+            self.got.append((int(message_id) if message_id.isdigit() else -1, pin, signed))
+
+    def deliveries(self):
+        with self.lock:
+            return list(self.got)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def check_webhook(name, receiver, acked, within=60):
+    """Waits until `receiver` has a delivery for every pin of `acked`, then checks the order
+    of first arrivals and the signatures."""
+    deadline = time.monotonic() + within
+    while True:
+        got = receiver.deliveries()
+        pins = {pin for _, pin, _ in got}
+        missing = [pin_id for pin_id in acked if pin_id not in pins]
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    check(f"{name}: a pin.created delivery for each of the {len(acked)} acknowledged ids",
+          not missing, f"{len(missing)} never delivered, e.g. {missing[:10]}")
+    seen, firsts = set(), []
+    for event, _, _ in got:
+        if event not in seen:
+            seen.add(event)
+            firsts.append(event)
+    out_of_order = [(a, b) for a, b in zip(firsts, firsts[1:]) if b <= a]
+    check(f"{name}: {len(firsts)} events first delivered in event order ({len(got) - len(firsts)} sent again "
+          f"after a kill)", not out_of_order, out_of_order[:5])
+    unsigned = [event for event, _, signed in got if not signed]
+    check(f"{name}: all {len(got)} deliveries signed with the webhook's secret", not unsigned, unsigned[:5])
+
+
 # --- the checks after a restart ------------------------------------------------------------
 
 
@@ -331,15 +423,27 @@ def run_rounds(store, binary, work, env, args):
         "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_MINUTE": "10000000",
         "CORKBOARD_RATE_LIMITS__TIERS__TEAM__PER_HOUR": "10000000",
         "CORKBOARD_RATE_LIMITS__WRITE_BUCKET__CAPACITY": "10000000",
+        # The receiver is on 127.0.0.1; a killed server's lease lapses in 2 s.
+        "CORKBOARD_WEBHOOKS__ALLOW_PRIVATE_TARGETS": "true",
+        "CORKBOARD_WEBHOOKS__TIMEOUT_SECS": "1",
+        "CORKBOARD_WEBHOOKS__LEASE_SECS": "2",
+        "CORKBOARD_WEBHOOKS__POLL_MS": "200",
     })
     log = os.path.join(work, f"{store}.log")
     ledger = Ledger()
     server = None
+    receiver = Receiver()
     started = time.monotonic()
     try:
         cli(binary, env, "migrate")
         key = cli(binary, env, "keys", "create", "--name", "crash-test", "--scopes", "*", "--tier", "team")
         server = Server(binary, env, log)
+        client = Client(server.port, key)
+        status, _, answer = client.call("POST", "/v1/webhooks", {"url": receiver.url, "events": ["pin.created"]})
+        client.close()
+        if status != 200 or not answer or not answer.get("success"):
+            raise RuntimeError(f"creating the webhook answered {status}: {answer}")
+        receiver.secret = answer["data"]["secret"]
         for round_ in range(1, args.rounds + 1):
             before = len(ledger.acked)
             requests_before = dict(ledger.requests)
@@ -383,6 +487,7 @@ def run_rounds(store, binary, work, env, args):
                     ledger.acked.update(dict(s[1]))
             check(f"{name}: {len(ledger.doubt)} keyed creates left in doubt succeed when sent again",
                   not bad, bad[:5])
+            check_webhook(name, receiver, ledger.acked)
         print(f"# {store}: {len(ledger.acked)} ids checked after {args.rounds} kills, "
               f"{time.monotonic() - started:.1f} s")
     except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its checks
@@ -390,6 +495,7 @@ def run_rounds(store, binary, work, env, args):
     finally:
         if server is not None:
             server.stop()
+        receiver.close()
 
 
 def main():
