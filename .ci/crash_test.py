@@ -18,8 +18,8 @@ store and check that
   of the PATCH the kill left without an answer (it committed before the kill), never else;
 - a webhook of `pin.created` (to a receiver run by this script, delivering while the server is
   killed mid-way) brings, within a minute, every acknowledged pin's event (at least once:
-  what a killed server had not saved comes again, with the same `webhook-id`), each first
-  arrival in event order, every one signed with the webhook's secret (Standard Webhooks).
+  what a killed server had not saved comes again, with the same `webhook-id` and pin), each
+  first arrival in event order, every one signed with the webhook's secret (Standard Webhooks).
 Prints one line per check and closes with `N passed, M failed`; exits non-zero on any
 failure (above all a lost acknowledged write).
 
@@ -223,13 +223,11 @@ def load_and_kill(server, key, seconds, threads, ledger, tag):
 
 class Receiver:
     """A webhook receiver on a free port: answers 200 to every POST and keeps, in arrival
-    order, each delivery's `webhook-id`, the pin it names, and whether its signature is the
-    webhook's (set `secret` once the webhook is made)."""
+    order, each delivery's headers and body."""
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.got = []  # (webhook-id as int, pin id, signed right)
-        self.secret = None
+        self.got = []  # (headers, body)
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -237,7 +235,8 @@ class Receiver:
 
             def do_POST(self):  # noqa: N802 - the standard library's name
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                receiver.record(self.headers, body)
+                with receiver.lock:
+                    receiver.got.append((self.headers, body))
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -255,34 +254,36 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/crash"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def record(self, headers, body):
-        message_id, timestamp = headers.get("webhook-id", ""), headers.get("webhook-timestamp", "")
-        key = base64.b64decode((self.secret or "whsec_").removeprefix("whsec_"))
-        mac = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
-        expected = "v1," + base64.b64encode(mac).decode()
-        signed = any(hmac.compare_digest(expected, sig) for sig in headers.get("webhook-signature", "").split())
-        try:
-            pin = json.loads(body).get("id")
-        except ValueError:
-            pin = None
+    def deliveries(self, secret):
+        """What arrived, in order: (webhook-id as an int, the pin named, whether the Standard
+        Webhooks signature is `secret`'s)."""
         with self.lock:
-            self.got.append((int(message_id) if message_id.isdigit() else -1, pin, signed))
-
-    def deliveries(self):
-        with self.lock:
-            return list(self.got)
+            got = list(self.got)
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        out = []
+        for headers, body in got:
+            message_id, timestamp = headers.get("webhook-id", ""), headers.get("webhook-timestamp", "")
+            mac = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+            expected = "v1," + base64.b64encode(mac).decode()
+            signed = any(hmac.compare_digest(expected, sig) for sig in headers.get("webhook-signature", "").split())
+            try:
+                pin = json.loads(body).get("id")
+            except ValueError:
+                pin = None
+            out.append((int(message_id) if message_id.isdigit() else -1, pin, signed))
+        return out
 
     def close(self):
         self.server.shutdown()
         self.server.server_close()
 
 
-def check_webhook(name, receiver, acked, within=60):
+def check_webhook(name, receiver, secret, acked, within=60):
     """Waits until `receiver` has a delivery for every pin of `acked`, then checks the order
-    of first arrivals and the signatures."""
+    of first arrivals, that a repeat names the pin its first arrival did, and the signatures."""
     deadline = time.monotonic() + within
     while True:
-        got = receiver.deliveries()
+        got = receiver.deliveries(secret)
         pins = {pin for _, pin, _ in got}
         missing = [pin_id for pin_id in acked if pin_id not in pins]
         if not missing or time.monotonic() > deadline:
@@ -290,14 +291,17 @@ def check_webhook(name, receiver, acked, within=60):
         time.sleep(0.2)
     check(f"{name}: a pin.created delivery for each of the {len(acked)} acknowledged ids",
           not missing, f"{len(missing)} never delivered, e.g. {missing[:10]}")
-    seen, firsts = set(), []
-    for event, _, _ in got:
-        if event not in seen:
-            seen.add(event)
+    first_pin, firsts, changed = {}, [], []
+    for event, pin, _ in got:
+        if event not in first_pin:
+            first_pin[event] = pin
             firsts.append(event)
+        elif first_pin[event] != pin:
+            changed.append((event, first_pin[event], pin))
     out_of_order = [(a, b) for a, b in zip(firsts, firsts[1:]) if b <= a]
     check(f"{name}: {len(firsts)} events first delivered in event order ({len(got) - len(firsts)} sent again "
           f"after a kill)", not out_of_order, out_of_order[:5])
+    check(f"{name}: each event sent again names the pin it named the first time", not changed, changed[:5])
     unsigned = [event for event, _, signed in got if not signed]
     check(f"{name}: all {len(got)} deliveries signed with the webhook's secret", not unsigned, unsigned[:5])
 
@@ -443,7 +447,7 @@ def run_rounds(store, binary, work, env, args):
         client.close()
         if status != 200 or not answer or not answer.get("success"):
             raise RuntimeError(f"creating the webhook answered {status}: {answer}")
-        receiver.secret = answer["data"]["secret"]
+        secret = answer["data"]["secret"]
         for round_ in range(1, args.rounds + 1):
             before = len(ledger.acked)
             requests_before = dict(ledger.requests)
@@ -487,7 +491,7 @@ def run_rounds(store, binary, work, env, args):
                     ledger.acked.update(dict(s[1]))
             check(f"{name}: {len(ledger.doubt)} keyed creates left in doubt succeed when sent again",
                   not bad, bad[:5])
-            check_webhook(name, receiver, ledger.acked)
+            check_webhook(name, receiver, secret, ledger.acked)
         print(f"# {store}: {len(ledger.acked)} ids checked after {args.rounds} kills, "
               f"{time.monotonic() - started:.1f} s")
     except Exception as err:  # noqa: BLE001 - a store that can't be set up fails its checks
