@@ -47,6 +47,12 @@ def main():
         zipped = len(gzip.compress(html.encode())) + len(gzip.compress(js))
         print(f"browser.page_bytes_20_pins: html={page_bytes - len(css.encode())} "
               f"css={len(css.encode())} js={len(js)} total={total} gzip={zipped}")
+        # What a browser that takes gzip is sent (the server's own compression, level 6).
+        wire = [len(urllib.request.urlopen(urllib.request.Request(
+            server.base + path, headers={"Accept-Encoding": "gzip"})).read())
+            for path in (f"/share/{board}", f"/share/{board}/fragment", script)]
+        print(f"browser.wire_bytes_20_pins: page={wire[0]} fragment={wire[1]} js={wire[2]} "
+              f"total={wire[0] + wire[2]}")
 
         browser = launch(p)
         context = browser.new_context(viewport={"width": 1440, "height": 900})

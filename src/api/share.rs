@@ -105,6 +105,7 @@ pub fn pages() -> ApiRouter<AppState> {
                 .id("followSharedItem")
             }),
         )
+        .layer(crate::web::compression())
 }
 
 /// `GET /share/{id}/events`: the stream of a public pin (its own changes) or board (its

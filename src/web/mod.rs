@@ -24,10 +24,14 @@ mod play;
 mod session;
 
 use axum::{
-    http::{header, HeaderName, HeaderValue, StatusCode, Uri},
+    http::{header, Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, Version},
     response::{IntoResponse, Response},
     routing::{get, post},
     Router,
+};
+use tower_http::compression::{
+    predicate::{Predicate, SizeAbove},
+    CompressionLayer,
 };
 
 pub(crate) use session::session_principal;
@@ -42,20 +46,13 @@ use crate::{app::AppState, render::Page};
 /// per user too (`session::MaybeSignedIn`). Signing out is never refused.
 pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
-        .route("/", get(home))
         .route("/login", get(login::login).post(local::password))
         .route("/login/provider", get(login::provider))
         .route("/setup/{token}", get(local::setup_form).post(local::setup))
         .route("/auth/callback", get(login::callback))
         .route("/boards", get(boards::list).post(editor::create))
-        .route("/boards/{id}", get(boards::board))
-        .route("/boards/{id}/fragment", get(boards::fragment))
-        .route("/boards/{id}/events", get(boards::events))
-        .route("/play/{id}", get(play::play))
-        .route("/share/playlist/{id}", get(play::shared))
-        .route("/embed/{id}", get(play::embed))
+        .merge(watched())
         .merge(editor::routes())
-        .route("/upgrade", get(upgrade))
         .route("/settings/keys", get(keys::page).post(keys::generate))
         .route("/settings/keys/{id}/revoke", post(keys::revoke))
         .route("/settings/people", get(people::page).post(people::invite))
@@ -67,10 +64,49 @@ pub fn routes(state: AppState) -> Router<AppState> {
             "/invite/{token}",
             get(people::invitation).post(people::join),
         )
-        .merge(docs::pages())
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
-        .merge(docs::assets())
+        .merge(docs::assets().layer(compression()))
+}
+
+/// The pages people watch and read, with their fragments and streams: the front door, a
+/// board, a playlist, an embed, the limits, the documentation. Compressed ([`compression`]);
+/// none shows a secret.
+fn watched() -> Router<AppState> {
+    Router::new()
+        .route("/", get(home))
+        .route("/upgrade", get(upgrade))
+        .route("/boards/{id}", get(boards::board))
+        .route("/boards/{id}/fragment", get(boards::fragment))
+        .route("/boards/{id}/events", get(boards::events))
+        .route("/play/{id}", get(play::play))
+        .route("/share/playlist/{id}", get(play::shared))
+        .route("/embed/{id}", get(play::embed))
+        .merge(docs::pages())
+        .layer(compression())
+}
+
+/// Gzip for the browsers that take it (`Accept-Encoding`, answered with `Vary`), on HTML,
+/// CSS and JavaScript over 1 KiB: a board of 20 pins is 32 kB of HTML, 8.3 kB gzipped, and
+/// a live page fetches the board's body (20 kB, 4 kB gzipped) again after each change.
+/// Layered on the routes of pages people watch (share, board, playlist and embed pages,
+/// their fragments, the front door, the documentation) and of their assets. Not on the API
+/// (JSON to automations, mostly on the same network, where compressing each answer costs
+/// more than it saves; a proxy in front can), streams (never `text/event-stream`: an event
+/// would wait in the encoder), nor the pages that take a password or show a secret once (a
+/// new key, an invitation): compressed beside text someone else chose, a secret leaks by
+/// the size (BREACH).
+pub(crate) fn compression() -> CompressionLayer<impl Predicate> {
+    let text = |_: StatusCode, _: Version, headers: &HeaderMap, _: &Extensions| {
+        let kind = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        ["text/html", "text/css", "text/javascript"]
+            .iter()
+            .any(|text| kind.starts_with(text))
+    };
+    CompressionLayer::new().compress_when(SizeAbove::new(1024).and(text))
 }
 
 /// `/upgrade`: the limits of this server and who can raise them (see

@@ -408,3 +408,61 @@ both_stores! {
         assert_eq!(open_id(&app, res.data()["pin_id"].as_str().unwrap()).await.status, 200);
     }
 }
+
+both_stores! {
+    async fn pages_and_their_scripts_are_gzipped_for_browsers_that_take_it(app) {
+        let board = app.post("/v1/pinboards", &json!({"title": "Everything", "is_public": true})).await.expect(200);
+        let board = board.data()["id"].as_str().unwrap().to_owned();
+        for pin_type in PinType::ALL {
+            let body = json!({"pin_type": pin_type.as_str(), "pin_config": pin_type.example()});
+            let pin = app.create_pin(&body).await["pin_id"].as_str().unwrap().to_owned();
+            place(&app, &board, &pin, None).await.expect(200);
+        }
+        let page = open_id(&app, &board).await;
+        let script = live_script(&page.html);
+        let gzipped = |path: String| {
+            let app = &app;
+            async move {
+                let res = app.client.get(format!("{}{path}", app.base))
+                    .header("accept-encoding", "gzip, deflate, br").send().await.expect("request");
+                let headers = res.headers().clone();
+                (res.status().as_u16(), headers, res.bytes().await.expect("body").to_vec())
+            }
+        };
+        // The page, its fragment, its script and the documentation: gzip when asked, the
+        // same bytes once decoded, under half the size; plain to a client that
+        // doesn't ask.
+        for path in [format!("/share/{board}"), format!("/share/{board}/fragment"), script, "/docs/pin-types".to_owned(), "/".to_owned()] {
+            let (status, headers, body) = gzipped(path.clone()).await;
+            assert_eq!(status, 200, "{path}");
+            assert_eq!(headers["content-encoding"], "gzip", "{path}");
+            assert_eq!(headers["vary"], "accept-encoding", "{path}");
+            let mut decoded = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut decoded).expect("gzip");
+            let plain = open(&app, &format!("{}{path}", app.base)).await;
+            assert_eq!(plain.header("content-encoding"), "", "{path}");
+            assert_eq!(decoded, plain.html, "{path}");
+            assert!(body.len() * 2 < decoded.len(), "{path}: {} of {}", body.len(), decoded.len());
+        }
+        // Never the stream (an event would wait in the encoder), the picture, the API's
+        // JSON, nor a page that takes a password.
+        for path in [format!("/share/{board}.png"), "/v1/pins?limit=50".to_owned(), "/login".to_owned()] {
+            let mut req = app.client.get(format!("{}{path}", app.base)).header("accept-encoding", "gzip");
+            if path.starts_with("/v1/") {
+                req = req.bearer_auth(&app.key);
+            }
+            let res = req.send().await.expect("request");
+            assert_eq!(res.status().as_u16(), 200, "{path}");
+            assert!(res.headers().get("content-encoding").is_none(), "{path}");
+            assert!(res.bytes().await.unwrap().len() > 1024, "{path}: big enough to be compressed");
+        }
+        let mut stream = app.client.get(format!("{}/share/{board}/events", app.base))
+            .header("accept-encoding", "gzip").send().await.expect("stream");
+        assert_eq!(stream.headers()["content-type"], "text/event-stream");
+        assert!(stream.headers().get("content-encoding").is_none());
+        let pin = new_pin(&app, "moved").await;
+        place(&app, &board, &pin, None).await.expect(200);
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), stream.chunk()).await;
+        assert!(matches!(first, Ok(Ok(Some(_)))), "the change arrives at once: {first:?}");
+    }
+}
