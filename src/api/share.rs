@@ -15,6 +15,7 @@ use axum::{
     http::{header, request::Parts, StatusCode, Uri},
     response::{IntoResponse, Response},
 };
+use tower_http::CompressionLevel;
 
 use super::{
     docs::{self, One},
@@ -90,7 +91,8 @@ pub fn pages() -> ApiRouter<AppState> {
                     "The body of a share page alone (header, main, footer; HTML), which the page's script swaps in when the item changes",
                 )
                 .id("getSharePageFragment")
-            }),
+            })
+            .layer(crate::web::compression(CompressionLevel::Fastest)),
         )
         // The pages' scripts: their content hash is in their names, so they are cached for good.
         .route("/assets/{name}", axum::routing::get(asset))
@@ -105,7 +107,7 @@ pub fn pages() -> ApiRouter<AppState> {
                 .id("followSharedItem")
             }),
         )
-        .layer(crate::web::compression())
+        .layer(crate::web::compression(CompressionLevel::Default))
 }
 
 /// `GET /share/{id}/events`: the stream of a public pin (its own changes) or board (its
