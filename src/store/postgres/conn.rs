@@ -373,10 +373,13 @@ mod tests {
             Err(e) => panic!("PostgreSQL at {admin} (TEST_PG_URL or CI is set): {e}"),
         };
         let conns = Connections::new(pool);
-        // Polled once, `begin` has sent BEGIN and waits for the answer; on a fast machine
-        // the answer is sometimes there already (then the transaction is sqlx's to end).
+        // Polled once, `begin` has sent BEGIN and waits for the answer; the answer is
+        // sometimes there already (then the transaction is sqlx's to end): always, while
+        // the other tests keep both cores busy and this thread loses the CPU between the
+        // write and the read. So it tries for up to 20 s, not a number of times.
         let mut cancelled = false;
-        for _ in 0..100 {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < until {
             let mut conn = conns.get().await.unwrap();
             let begin = conn.begin();
             tokio::pin!(begin);
