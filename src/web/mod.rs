@@ -69,7 +69,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         )
         .route_layer(axum::middleware::from_fn_with_state(state, per_address))
         .route("/logout", post(login::logout))
-        .merge(docs::assets().layer(compression(CompressionLevel::Default)))
+        .merge(docs::assets())
 }
 
 /// The pages people watch and read, with their fragments and streams: the front door, a
@@ -96,7 +96,8 @@ fn watched() -> Router<AppState> {
 /// CSS and JavaScript over 1 KiB: a board of 20 pins is 32 kB of HTML, 8.3 kB gzipped, and
 /// a live page fetches the board's body (20 kB) again after each change.
 /// Layered on the routes of pages people watch (share, board, playlist and embed pages,
-/// their fragments, the front door, the documentation) and of their assets. Not on the API
+/// their fragments, the front door, the documentation) and of their assets (Redoc's bundle,
+/// 1.1 MB, is gzipped once by `docs.rs` instead). Not on the API
 /// (JSON to automations, mostly on the same network, where compressing each answer costs
 /// more than it saves; a proxy in front can), streams (never `text/event-stream`: an event
 /// would wait in the encoder), nor the pages that take a password or show a secret once (a

@@ -456,6 +456,18 @@ both_stores! {
             assert!(res.headers().get("content-encoding").is_none(), "{path}");
             assert!(res.bytes().await.unwrap().len() > 1024, "{path}: big enough to be compressed");
         }
+        // Signed in: the board's page and fragment are gzipped; the keys page, which shows a
+        // new key once, never is.
+        let browser = crate::invitations::Browser::default();
+        let owner = browser.owner(&app).await;
+        for (path, gzip) in [(format!("/boards/{board}"), true), (format!("/boards/{board}/fragment"), true), ("/settings/keys".to_owned(), false)] {
+            let res = browser.client.get(format!("{}{path}", app.base)).header("cookie", &owner)
+                .header("accept-encoding", "gzip").send().await.expect("request");
+            assert_eq!(res.status().as_u16(), 200, "{path}");
+            let encoding = res.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(encoding.as_deref(), gzip.then_some("gzip"), "{path}");
+            assert!(res.bytes().await.unwrap().len() > if gzip { 0 } else { 1024 }, "{path}");
+        }
         let mut stream = app.client.get(format!("{}/share/{board}/events", app.base))
             .header("accept-encoding", "gzip").send().await.expect("stream");
         assert_eq!(stream.headers()["content-type"], "text/event-stream");
