@@ -134,7 +134,8 @@
   }
 
   // Cuts `pin`'s content (its last parts first) to the most that fits its cell; a table
-  // too wide for it first lets its headings break inside words.
+  // too wide for it first lets its headings and cells break inside words (until then a
+  // cell's words stay whole, so a narrow column isn't squeezed to a letter a line).
   function fit(pin) {
     if (fits(pin)) return;
     if (pin.scrollWidth > pin.clientWidth + 1) {

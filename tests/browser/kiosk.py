@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Kiosk mode that fits and times in the reader's zone (CONTRACT.md 17, "Text", "Fit",
 "Times"), in a real headless Chromium: every pin type with a long table and a long timeline
-fits 1920x1080 and 1366x768 with nothing clipped and no scrollbar, text at least 14 px; a
-board of 40 pins shows in pages that turn every `kiosk.page_secs` and stay live; `<time>`
-elements show the reader's local time, also when they arrive live.
+fits 1920x1080 and 1366x768 with nothing clipped and no scrollbar, text at least 14 px, and a
+table that fits with its words whole; a board of 40 pins shows in pages that turn every
+`kiosk.page_secs` and stay live; `<time>` elements show the reader's local time, also when
+they arrive live.
 
 Usage: python3 tests/browser/kiosk.py [test name ...]. Starts its own server (the debug
 binary, `cargo build` first) on a fresh SQLite store, with kiosk.page_secs at 4. Prints one
@@ -102,6 +103,28 @@ SMALLEST_TEXT = """() => {
 }"""
 
 
+# The words of table `id`'s headings and cells (links aside) that are drawn broken over two
+# lines.
+BROKEN_WORDS = """(id) => {
+    const broken = [];
+    for (const cell of document.querySelectorAll(
+            `[data-pin="${id}"] th, [data-pin="${id}"] td:not(.url)`)) {
+        const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+            for (const word of text.textContent.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(text, word.index);
+                range.setEnd(text, word.index + word[0].length);
+                const lines = new Set([...range.getClientRects()].filter(r => r.width > 0)
+                    .map(r => Math.round(r.top)));
+                if (lines.size > 1) broken.push(word[0]);
+            }
+        }
+    }
+    return broken;
+}"""
+
+
 def long_table():
     return {"columns": [{"id": "host", "name": "Host", "type": "text"},
                         {"id": "load", "name": "Load", "type": "number"},
@@ -129,6 +152,9 @@ def every_type_fits_the_screen_with_nothing_clipped(server, browser):
         k.open(f"{server.base}/share/{board}?kiosk=1")
         pages = int(k.page.text_content("#pages").split("/")[1]) \
             if k.page.is_visible("#pages") else 1
+        # A table that fits keeps its words whole ("Grace", not "Grac" over "e").
+        broken = k.page.evaluate(BROKEN_WORDS, pins["flexible-table"])
+        assert not broken, f"{width}x{height}: words broken in the table: {broken}"
         for n in range(pages):
             clipped = k.page.evaluate(CLIPPED)
             assert not clipped, f"{width}x{height} page {n + 1}: clipped {clipped[:4]}"
