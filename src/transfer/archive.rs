@@ -522,7 +522,7 @@ async fn import_into<B: Backend>(
         )));
     }
     let mut conn = store.writer().await?;
-    let mut write = sqlx::Connection::begin(&mut *conn).await?;
+    let mut write = sqlx::Connection::begin_with(&mut *conn, dialect.begin_write()).await?;
     dialect.patient::<B>(&mut write).await?;
     let ws = match workspace_id::<B>(&mut write, &name).await? {
         Some(ws) => {

@@ -451,7 +451,7 @@ async fn copy<S: Backend, T: Backend>(
     from.snapshot::<S>(&mut read).await?;
     check_tables::<S>(&mut read, from).await?;
     let mut writer = target.writer().await?;
-    let mut write = sqlx::Connection::begin(&mut *writer).await?;
+    let mut write = sqlx::Connection::begin_with(&mut *writer, to.begin_write()).await?;
     check_tables::<T>(&mut write, to).await?;
     let mut total = 0;
     for table in TABLES {

@@ -48,6 +48,20 @@ impl Dialect {
         Ok(())
     }
 
+    /// The statement that begins a transaction which reads and then writes. SQLite's plain
+    /// `BEGIN` takes the write lock at the first write, and when another process (a server
+    /// running on the same file) committed after this transaction's first read, that write
+    /// fails at once with `SQLITE_BUSY`, without waiting: the snapshot it read is gone.
+    /// `BEGIN IMMEDIATE` takes the lock first, waiting for it as long as the busy timeout
+    /// allows, so the server's writes wait for the transfer instead (up to their own busy
+    /// timeout; then they answer 503).
+    fn begin_write(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        }
+    }
+
     /// See [`Dialect::snapshot`].
     async fn patient<B: Backend>(self, conn: &mut B::Db) -> Result<()> {
         if self == Dialect::Postgres {

@@ -328,6 +328,64 @@ both_stores! {
         let _ = std::fs::remove_file(&file);
     }
 
+    async fn an_import_waits_for_a_running_servers_writes_and_they_for_it(app) {
+        // The archive comes through a pipe, so the import is held after its first reads, with
+        // its transaction open, while the target's server commits a write. On SQLite a plain
+        // BEGIN let that commit through and then failed the import's first write with
+        // "database is locked" (it flaked so in `export_then_import_restores_every_record`).
+        fill(&app).await;
+        let file = temp_file("held.json");
+        let out = corkboard(&store_url(&app), &["export", "--out", file.to_str().unwrap()]).await;
+        succeeded(&out);
+        let archive = std::fs::read_to_string(&file).unwrap();
+        let _ = std::fs::remove_file(&file);
+        // Up to the first section's opening bracket: the import has its workspace by then.
+        let held = archive.find('[').expect("a section");
+        let target = fresh_like(&app).await;
+        let other = target.key_in("other", "*").await;
+        let pipe = temp_file("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&pipe).status().unwrap();
+        assert!(made.success());
+        let import = {
+            let pipe = pipe.to_str().unwrap().to_owned();
+            let url = store_url(&target);
+            let base = target.base.clone();
+            tokio::spawn(async move { run(&url, &base, &["import", &pipe]).await })
+        };
+        let first = archive[..held].to_owned();
+        let writer = {
+            let pipe = pipe.clone();
+            tokio::task::spawn_blocking(move || {
+                use std::io::Write;
+                let mut fifo = std::fs::OpenOptions::new().write(true).open(pipe).unwrap();
+                fifo.write_all(first.as_bytes()).unwrap();
+                fifo
+            })
+        };
+        let mut fifo = writer.await.unwrap();
+        // Give the import time to begin and read; then the server writes, in another workspace.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let rest = archive[held..].to_owned();
+        let pin = stat_cards("Meanwhile");
+        let (posted, ()) = tokio::join!(
+            call(&target, &other, Method::POST, "/v1/pins", Some(&pin)),
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                tokio::task::spawn_blocking(move || {
+                    use std::io::Write;
+                    fifo.write_all(rest.as_bytes()).unwrap();
+                })
+                .await
+                .unwrap();
+            }
+        );
+        let out = import.await.unwrap();
+        succeeded(&out);
+        posted.expect(200);
+        let _ = std::fs::remove_file(&pipe);
+        assert_eq!(snapshot(&target, &target.key).await, snapshot(&app, &app.key).await);
+    }
+
     async fn import_refuses_a_wrong_version_and_a_non_empty_workspace(app) {
         let file = temp_file("v2.json");
         std::fs::write(&file, r#"{"format": "corkboard-export", "version": 2, "workspace": "default", "pins": []}"#).unwrap();
