@@ -352,17 +352,13 @@ both_stores! {
             let base = target.base.clone();
             tokio::spawn(async move { run(&url, &base, &["import", &pipe]).await })
         };
-        let first = archive[..held].to_owned();
-        let writer = {
-            let pipe = pipe.clone();
-            tokio::task::spawn_blocking(move || {
-                use std::io::Write;
-                let mut fifo = std::fs::OpenOptions::new().write(true).open(pipe).unwrap();
-                fifo.write_all(first.as_bytes()).unwrap();
-                fifo
-            })
-        };
-        let mut fifo = writer.await.unwrap();
+        // Opened for reading too, so opening never waits for the import (nor hangs when it
+        // ended early); the import reads to the end once this, the only writer, is closed.
+        let mut fifo = std::fs::OpenOptions::new().read(true).write(true).open(&pipe).unwrap();
+        {
+            use std::io::Write;
+            fifo.write_all(archive[..held].as_bytes()).unwrap();
+        }
         // Give the import time to begin and read; then the server writes, in another workspace.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let rest = archive[held..].to_owned();
