@@ -357,7 +357,7 @@ both_stores! {
         let mut fifo = std::fs::OpenOptions::new().read(true).write(true).open(&pipe).unwrap();
         {
             use std::io::Write;
-            fifo.write_all(archive[..held].as_bytes()).unwrap();
+            fifo.write_all(&archive.as_bytes()[..held]).unwrap();
         }
         // Give the import time to begin and read; then the server writes, in another workspace.
         tokio::time::sleep(Duration::from_millis(500)).await;
