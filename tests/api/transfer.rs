@@ -360,6 +360,8 @@ both_stores! {
             fifo.write_all(&archive.as_bytes()[..held]).unwrap();
         }
         // Give the import time to begin and read; then the server writes, in another workspace.
+        // (Should the import start later than that, the write lands before it begins and the
+        // old BEGIN would pass too: this test can miss a regression then, never flake.)
         tokio::time::sleep(Duration::from_millis(500)).await;
         let rest = archive[held..].to_owned();
         let pin = stat_cards("Meanwhile");
