@@ -601,7 +601,13 @@ pub async fn versions(
     let (limit, before) = params.window()?;
     let rows = state
         .store
-        .list_versions(&who.workspace_id, id, before, limit + 1)
+        .list_versions(
+            &who.workspace_id,
+            id,
+            state.limits().version_retention,
+            before,
+            limit + 1,
+        )
         .await?
         .ok_or(Error::NotFound {
             what: "pin",

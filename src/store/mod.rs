@@ -212,7 +212,7 @@ impl Store {
         fn clear_status_marks(&self, ws: &str, marks: &[(String, i64, i64)]) -> Result<()>;
         fn touch_pin(&self, ws: &str, id: &str, version: i64, at: i64) -> Result<()>;
         fn delete_pins(&self, ws: &str, ids: &[String], check: &mut DeleteCheck<'_>) -> Result<()>;
-        fn list_versions(&self, ws: &str, id: &str, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
+        fn list_versions(&self, ws: &str, id: &str, retention: u32, before_version: Option<i64>, limit: i64) -> Result<Option<Vec<Pin>>>;
         fn find_idempotent(&self, ws: &str, key: &str, since: i64) -> Result<Option<Idempotent>>;
         fn pins_by_key(&self, ws: &str, keys: &[String]) -> Result<Vec<Pin>>;
         fn upsert_pins(&self, ws: &str, new: &[Pin], retention: u32, change: &mut Change<'_>) -> Result<Vec<Upserted>>;

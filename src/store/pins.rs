@@ -267,26 +267,36 @@ pub(crate) fn keep_above(version: i64, retention: u32) -> i64 {
     version - 1 - i64::from(retention)
 }
 
-/// Every this many versions, a pin's write prunes all its versions beyond the retention, not
-/// only the one its own step moved out ([`prune_above`]).
+/// Every this many versions, a pin's write prunes the versions the writes since the last such
+/// step moved out of the retention ([`prune_above`]).
+const PRUNE_EVERY: i64 = 8;
+
+/// Every this many versions, a pin's write prunes all its versions beyond the retention.
 const FULL_PRUNE_EVERY: i64 = 64;
 
 /// The versions a write that makes `version` prunes are those above this one (and at or
-/// below [`keep_above`]): usually the one version its step moved out of the retention, as
-/// each earlier write pruned its own. Not the whole range below: on PostgreSQL a deleted
-/// version stays in the table and its index until VACUUM, and a range from the pin's first
-/// version walked them all: after a minute of updates of 200 pins, every prune visited about
-/// 280 dead versions on 265 pages (0.2-1.6 ms a pin, growing until autovacuum came), where
-/// the narrow range reads 8 buffers. Every [`FULL_PRUNE_EVERY`]th version prunes the whole
-/// range, so what a larger retention kept (the setting lowered since) goes within that many
-/// writes.
+/// below [`keep_above`]); `keep_above` itself when it prunes none. Every [`PRUNE_EVERY`]th
+/// version prunes the versions the writes since the last one moved out of the retention;
+/// the writes between prune nothing: an update of SQLite then saves a version without
+/// deleting one (one statement less in most groups, and the version's pages touched once
+/// every few writes), and the versions kept but beyond the retention are never listed
+/// (`list_versions`). Not the whole range below: on PostgreSQL a deleted version stays in the
+/// table and its index until VACUUM, and a range from the pin's first version walked them
+/// all: after a minute of updates of 200 pins, every prune visited about 280 dead versions on
+/// 265 pages (0.2-1.6 ms a pin, growing until autovacuum came), where the narrow range reads
+/// 8 buffers. Every [`FULL_PRUNE_EVERY`]th version prunes the whole range, so what a larger
+/// retention kept (the setting lowered since) goes within that many writes.
 pub(crate) fn prune_above(version: i64, retention: u32) -> i64 {
+    let keep = keep_above(version, retention);
     if version % FULL_PRUNE_EVERY == 0 {
         0
+    } else if version % PRUNE_EVERY == 0 {
+        keep - PRUNE_EVERY
     } else {
-        keep_above(version, retention) - 1
+        keep
     }
 }
+
 /// Sets every column of a pin (`$2` to `$20`, [`bind_pin_update`]) but its id and workspace.
 macro_rules! update_pin {
     () => {
@@ -344,11 +354,12 @@ const STATUS_MARKS: &str = concat!(
 /// Clears a mark the sweep has dealt with, if the pin is still at the version and mark read.
 const CLEAR_STATUS_MARK: &str = "UPDATE pins SET status_due = NULL \
      WHERE workspace_id = $1 AND id = $2 AND version = $3 AND status_due = $4";
-const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
+const PIN_VERSION: &str = "SELECT version FROM pins WHERE workspace_id = $1 AND id = $2";
 const VERSIONS: &str = concat!(
     "SELECT pin_id AS ",
     pin_columns!(),
-    " FROM pin_versions WHERE pin_id = $1 AND version < $2 ORDER BY version DESC LIMIT $3"
+    " FROM pin_versions WHERE pin_id = $1 AND version < $2 AND version > $4 \
+     ORDER BY version DESC LIMIT $3"
 );
 /// The boards a pin is placed on (its events concern them too).
 pub(super) const PIN_BOARDS: &str = "SELECT pinboard_id FROM placements WHERE pin_id = $1";
@@ -489,11 +500,14 @@ pub(crate) trait PinStore {
         ids: &[String],
         check: &mut DeleteCheck<'_>,
     ) -> Result<()>;
-    /// Past versions, newest first, below `before_version`; `None` when the pin is absent.
+    /// Past versions the `retention` keeps, newest first, below `before_version`; `None`
+    /// when the pin is absent. Older ones may still be stored (a write prunes every few
+    /// versions, [`prune_above`]) but are never shown.
     async fn list_versions(
         &self,
         ws: &str,
         id: &str,
+        retention: u32,
         before_version: Option<i64>,
         limit: i64,
     ) -> Result<Option<Vec<Pin>>>;
@@ -863,22 +877,25 @@ impl<B: Backend> PinStore for B {
         &self,
         ws: &str,
         id: &str,
+        retention: u32,
         before_version: Option<i64>,
         limit: i64,
     ) -> Result<Option<Vec<Pin>>> {
         let mut conn = self.reader().await?;
-        let exists = B::query(PIN_EXISTS)
+        let Some(pin) = B::query(PIN_VERSION)
             .bind(ws)
             .bind(id)
             .fetch_optional(&mut *conn)
-            .await?;
-        if exists.is_none() {
+            .await?
+        else {
             return Ok(None);
-        }
+        };
+        let version: i64 = pin.get(0)?;
         let rows = B::query(VERSIONS)
             .bind(id)
             .bind(before_version.unwrap_or(i64::MAX))
             .bind(limit)
+            .bind(keep_above(version, retention))
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
@@ -998,5 +1015,38 @@ impl<B: Backend> PinStore for B {
             })
         })
         .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pin written version after version, each write saving the version it replaces and
+    /// pruning what [`prune_above`] says: every version the retention keeps is stored, and at
+    /// most [`PRUNE_EVERY`] more, whatever the retention.
+    #[test]
+    fn writes_keep_the_retention_and_at_most_a_few_more() {
+        for retention in [0, 1, 2, 7, 8, 20, 100] {
+            let mut stored: Vec<i64> = Vec::new();
+            for version in 2..=500 {
+                let keep = keep_above(version, retention);
+                if version - 1 > keep {
+                    stored.push(version - 1);
+                }
+                let prune = prune_above(version, retention);
+                stored.retain(|&v| v <= prune || v > keep);
+                let kept: Vec<i64> = ((keep + 1).max(1)..version).collect();
+                assert!(
+                    kept.iter().all(|v| stored.contains(v)),
+                    "{retention}@{version}"
+                );
+                let extra = stored.len() - kept.len();
+                assert!(
+                    extra <= PRUNE_EVERY as usize,
+                    "{retention}@{version}: {stored:?}"
+                );
+            }
+        }
     }
 }
