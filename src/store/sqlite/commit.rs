@@ -87,9 +87,9 @@ fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
 /// One commit for the whole group, with the events of every write it stores: creates
 /// without an `Idempotency-Key` share one INSERT per [`INSERT_CHUNK`] rows, the others get a
 /// SAVEPOINT each. When a shared INSERT fails, its creates are retried one SAVEPOINT each,
-/// so only the failing one fails. Updates share four statements ([`update_together`]); when
-/// SQLite refuses one of them (a taken key), each update is written alone
-/// ([`update_alone`]), so only the refused one fails.
+/// so only the failing one fails. Updates share one call of four statements
+/// ([`update_together`]); when SQLite refuses one of them (a taken key), each update is
+/// written alone ([`update_alone`]), so only the refused one fails.
 async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Outcome>>> {
     let plain: Vec<(&str, &Pin)> = group
         .iter()
@@ -223,7 +223,7 @@ impl<'a> UpdateRow<'a> {
     }
 }
 
-/// One update of a group as [`SAVE_VERSIONS`] and [`PRUNE_ALL_VERSIONS`] read it: apart from
+/// One update of a group as [`UPDATE_TOGETHER`]'s save and prune read it: apart from
 /// [`UpdateRow`], without the new state, so each `->>` of theirs parses a few dozen bytes
 /// instead of the whole row.
 #[derive(Serialize)]
@@ -251,10 +251,21 @@ impl<'a> VersionRow<'a> {
     }
 }
 
-/// Saves the stored state of each pin of `$1` ([`VersionRow`]s) still at its expected version
-/// as a past version (unless none are kept). `CROSS JOIN` keeps the array the outer loop, so
-/// each pin is found by its id.
-const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
+/// A group's updates in one call to SQLite's thread (each call is a round trip: a wake-up of
+/// that thread and one of the loop's, five of them saved a group), inside a SAVEPOINT
+/// the caller releases, or rolls back when SQLite refused a statement ([`release`]):
+/// 1. the stored state of each pin of `$1` ([`VersionRow`]s) still at its expected version
+///    saved as a past version (unless none are kept); `CROSS JOIN` keeps the array the outer
+///    loop, so each pin is found by its id;
+/// 2. the past versions of the pins of `$2` (the [`VersionRow`]s whose write prunes,
+///    `pins::prune_above`) beyond the retention pruned;
+/// 3. each pin of `$3` ([`UpdateRow`]s) still at its expected version written (a
+///    compare-and-set each), returning `(id, NULL)`. Each row becomes binary JSON once (`r`):
+///    `->>` on a row's text would parse the whole row, its configuration too, for each of
+///    the 22 fields;
+/// 4. the boards each pin of `$4` (a JSON array of ids) is placed on, as `(pin, board)`.
+const UPDATE_TOGETHER: &str = "SAVEPOINT together; \
+     INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
      pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, \
      created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
      SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
@@ -262,20 +273,12 @@ const SAVE_VERSIONS: &str = "INSERT INTO pin_versions (pin_id, version, pin_type
      p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
      FROM json_each($1) AS u CROSS JOIN pins AS p \
      WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
-     AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'";
-
-/// Prunes each pin of `$1` ([`VersionRow`]s) of its past versions beyond the retention (those
-/// its write drops).
-const PRUNE_ALL_VERSIONS: &str = "DELETE FROM pin_versions WHERE (pin_id, version) IN \
-     (SELECT v.pin_id, v.version FROM json_each($1) AS u CROSS JOIN pin_versions AS v \
+     AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'; \
+     DELETE FROM pin_versions WHERE (pin_id, version) IN \
+     (SELECT v.pin_id, v.version FROM json_each($2) AS u CROSS JOIN pin_versions AS v \
      WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above' \
-     AND v.version > u.value ->> 'prune_above')";
-
-/// Writes each pin of `$1` still at its expected version (a compare-and-set each), and
-/// returns the ids written. Each row becomes binary JSON once (`r`): `->>` on a row's text
-/// would parse the whole row, its configuration too, for each of the 22 fields.
-const UPDATE_ALL_PINS: &str =
-    "WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($1)), \
+     AND v.version > u.value ->> 'prune_above'); \
+     WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($3)), \
      u AS (SELECT j ->> 'ws' AS ws, j ->> 'id' AS id, \
      j ->> 'expected' AS expected, j ->> 'pin_type' AS pin_type, \
      j ->> 'pin_config' AS pin_config, j ->> 'pin_layout' AS pin_layout, \
@@ -295,11 +298,9 @@ const UPDATE_ALL_PINS: &str =
      stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status, \
      status_due = COALESCE(pins.status_due, u.status_due) \
      FROM u WHERE pins.id = u.id AND pins.workspace_id = u.ws AND pins.version = u.expected \
-     RETURNING pins.id";
-
-/// The boards each pin of `$1` (a JSON array of ids) is placed on.
-const BOARDS_OF_ALL: &str = "SELECT pl.pin_id, pl.pinboard_id \
-     FROM json_each($1) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value";
+     RETURNING pins.id, NULL; \
+     SELECT pl.pin_id, pl.pinboard_id \
+     FROM json_each($4) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value";
 
 /// Writes a group's `updates` (at most one of each pin) whose pins are still at the versions
 /// read, in one SAVEPOINT: their stored states saved as past versions, versions beyond the
@@ -317,54 +318,61 @@ async fn update_together(
         .iter()
         .map(|(ws, u)| VersionRow::of(ws, u))
         .collect();
-    let versions = serde_json::to_string(&versions).map_err(Error::internal)?;
-    let rows = serde_json::to_string(&rows).map_err(Error::internal)?;
-    let mut savepoint = Connection::begin(&mut *conn).await?;
-    let written = match write_rows(&mut savepoint, &versions, &rows).await {
+    let pruning: Vec<&VersionRow> = versions
+        .iter()
+        .filter(|v| v.prune_above < v.keep_above)
+        .collect();
+    let ids: Vec<&str> = rows.iter().map(|row| row.id).collect();
+    let written = sqlx::query(UPDATE_TOGETHER)
+        .bind(json(&versions)?)
+        .bind(json(&pruning)?)
+        .bind(json(&rows)?)
+        .bind(json(&ids)?)
+        .fetch_all(&mut *conn)
+        .await;
+    let written = match written {
         Ok(written) => written,
         Err(e) if refused(&e) => {
-            savepoint.rollback().await?;
+            release(conn, true).await?;
             return Ok(None);
         }
         Err(e) => return Err(e.into()),
     };
-    let mut boards: HashMap<String, Vec<String>> =
-        written.into_iter().map(|id| (id, Vec::new())).collect();
-    let ids = serde_json::to_string(&boards.keys().collect::<Vec<_>>()).map_err(Error::internal)?;
-    for row in sqlx::query(BOARDS_OF_ALL)
-        .bind(ids)
-        .fetch_all(&mut *savepoint)
-        .await?
-    {
+    release(conn, false).await?;
+    // The UPDATE's rows come first, `(id, NULL)`; then the boards, `(pin, board)`.
+    let mut boards: HashMap<String, Vec<String>> = HashMap::new();
+    for row in &written {
         let pin: String = row.try_get(0)?;
-        if let Some(placed_on) = boards.get_mut(&pin) {
-            placed_on.push(row.try_get(1)?);
+        match row.try_get::<Option<String>, _>(1)? {
+            None => {
+                boards.insert(pin, Vec::new());
+            }
+            Some(board) => {
+                if let Some(placed_on) = boards.get_mut(&pin) {
+                    placed_on.push(board);
+                }
+            }
         }
     }
-    savepoint.commit().await?;
     Ok(Some(boards))
 }
 
-/// The statements of [`update_together`] that may be refused, given the same updates as
-/// [`VersionRow`]s and [`UpdateRow`]s; the ids written.
-async fn write_rows(
-    conn: &mut SqliteConnection,
-    versions: &str,
-    rows: &str,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query(SAVE_VERSIONS)
-        .bind(versions)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query(PRUNE_ALL_VERSIONS)
-        .bind(versions)
-        .execute(&mut *conn)
-        .await?;
-    sqlx::query_scalar(UPDATE_ALL_PINS)
-        .bind(rows)
-        .fetch_all(&mut *conn)
-        .await
+/// Ends [`UPDATE_TOGETHER`]'s SAVEPOINT, undoing what it wrote first if `undo`.
+async fn release(conn: &mut SqliteConnection, undo: bool) -> Result<()> {
+    let sql = if undo {
+        "ROLLBACK TO together; RELEASE together"
+    } else {
+        "RELEASE together"
+    };
+    sqlx::raw_sql(sql).execute(&mut *conn).await?;
+    Ok(())
 }
+
+/// `value` as JSON text, for a statement's one parameter.
+fn json(value: &impl Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(Error::internal)
+}
+
 /// Writes `update` alone if its pin is still at the version read, in a SAVEPOINT (a refused
 /// change, such as a taken key, leaves nothing): the stored state as a past version, the
 /// compare-and-set, the pruning, and the pin's boards for its event. None: the pin moved.
