@@ -354,11 +354,12 @@ const STATUS_MARKS: &str = concat!(
 /// Clears a mark the sweep has dealt with, if the pin is still at the version and mark read.
 const CLEAR_STATUS_MARK: &str = "UPDATE pins SET status_due = NULL \
      WHERE workspace_id = $1 AND id = $2 AND version = $3 AND status_due = $4";
-const PIN_VERSION: &str = "SELECT version FROM pins WHERE workspace_id = $1 AND id = $2";
+const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
 const VERSIONS: &str = concat!(
     "SELECT pin_id AS ",
     pin_columns!(),
-    " FROM pin_versions WHERE pin_id = $1 AND version < $2 AND version > $4 \
+    " FROM pin_versions WHERE pin_id = $1 AND version < $2 \
+     AND version > (SELECT p.version - 1 - $4 FROM pins AS p WHERE p.id = $1) \
      ORDER BY version DESC LIMIT $3"
 );
 /// The boards a pin is placed on (its events concern them too).
@@ -882,20 +883,19 @@ impl<B: Backend> PinStore for B {
         limit: i64,
     ) -> Result<Option<Vec<Pin>>> {
         let mut conn = self.reader().await?;
-        let Some(pin) = B::query(PIN_VERSION)
+        let exists = B::query(PIN_EXISTS)
             .bind(ws)
             .bind(id)
             .fetch_optional(&mut *conn)
-            .await?
-        else {
+            .await?;
+        if exists.is_none() {
             return Ok(None);
-        };
-        let version: i64 = pin.get(0)?;
+        }
         let rows = B::query(VERSIONS)
             .bind(id)
             .bind(before_version.unwrap_or(i64::MAX))
             .bind(limit)
-            .bind(keep_above(version, retention))
+            .bind(i64::from(retention))
             .fetch_all(&mut *conn)
             .await?;
         rows.iter()
