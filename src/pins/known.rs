@@ -103,9 +103,11 @@ impl KnownPins {
 
     /// After an update decided from the kept state was moved and the pin read again:
     /// whether another writer than this replica moved it on. Not when the read finds the
-    /// state kept (an update of this replica came first and has kept its state), nor while
-    /// another write of the pin by this replica is under way (it may be the one that came
-    /// first, not kept yet).
+    /// state kept (an update of this replica came first and has kept its state) or one before
+    /// it (another update of this replica committed after the read), nor while another write
+    /// of the pin by this replica is under way (it may be the one that came first, not kept
+    /// yet). Counting the read of an older state too marked a pin read-first for a minute
+    /// whenever two updates of this replica crossed, with no other writer at all.
     pub fn moved_by_another(&self, ws: &str, read: &Pin) -> bool {
         let others_writing = self.writing.lock().map_or(true, |writing| {
             writing.get(&read.id).is_some_and(|n| *n > 1)
@@ -113,7 +115,7 @@ impl KnownPins {
         !others_writing
             && self
                 .find(ws, &read.id)
-                .is_none_or(|kept| kept.version != read.version)
+                .is_none_or(|kept| kept.version < read.version)
     }
 
     /// The state of pin `id` of workspace `ws` as this replica last wrote it, unless another
@@ -240,6 +242,11 @@ mod tests {
         );
         drop(other);
         assert!(known.moved_by_another("ws", &pin));
+        pin.version = 0;
+        assert!(
+            !known.moved_by_another("ws", &pin),
+            "read before this replica's last write"
+        );
         drop(mine);
         assert!(known.writing.lock().unwrap().is_empty());
     }

@@ -72,6 +72,12 @@ impl<'a> EventRow<'a> {
     }
 }
 
+/// `events` as [`events::APPEND_EVENTS`]'s one parameter.
+fn event_rows(events: &[NewEvent]) -> Result<String, sqlx::Error> {
+    let rows: Vec<EventRow> = events.iter().map(EventRow::of).collect();
+    serde_json::to_string(&rows).map_err(|e| sqlx::Error::Encode(Box::new(e)))
+}
+
 fn bind_list<'q>(
     query: sqlx::query::Query<'q, Sqlite, <Sqlite as sqlx::Database>::Arguments<'q>>,
     list: &'q [String],
@@ -210,11 +216,8 @@ impl Backend for SqliteStore {
             if events.is_empty() {
                 return Ok(());
             }
-            let rows: Vec<EventRow> = events.iter().map(EventRow::of).collect();
-            let rows =
-                serde_json::to_string(&rows).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
             sqlx::query(events::APPEND_EVENTS)
-                .bind(rows)
+                .bind(event_rows(events)?)
                 .execute(&mut *tx)
                 .await?;
             crate::metrics::logged(events.len());
