@@ -154,13 +154,20 @@ impl KnownPins {
     }
 
     /// Keeps `pin` as written in workspace `ws` at `now` (ms), unless it is read first for
-    /// a while yet.
+    /// a while yet or a later version of it is kept already: two updates of one pin commit
+    /// in turn, but their requests may come to keep their states the other way round, and
+    /// the older one kept would make the pin's next update a moved one, and the read after
+    /// it take the newer version for another writer's.
     pub fn keep(&self, ws: &str, pin: &Pin, now: i64) {
-        let missed = self.kept.find(
-            [pin.id.as_str()],
-            |_, known| matches!(known, Known::Missed { until } if *until > now),
-        );
-        if missed.into_iter().next().flatten().is_none() {
+        let newer_or_missed = self.kept.find([pin.id.as_str()], |_, known| match known {
+            Known::Missed { until } => *until > now,
+            Known::Written {
+                ws: kept_in,
+                pin: kept,
+            } => kept_in == ws && kept.version > pin.version,
+            Known::Keyed { .. } => false,
+        });
+        if newer_or_missed.into_iter().next().flatten().is_none() {
             let known = Known::Written {
                 ws: ws.to_owned(),
                 pin: Box::new(pin.clone()),
@@ -249,6 +256,25 @@ mod tests {
         );
         drop(mine);
         assert!(known.writing.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_state_kept_after_a_later_one_does_not_replace_it() {
+        let known = KnownPins::new(1 << 20);
+        let mut pin = Pin::new("p1", "json", "{}");
+        pin.version = 3;
+        known.keep("ws", &pin, 0);
+        pin.version = 2;
+        known.keep("ws", &pin, 0);
+        assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(3));
+        pin.version = 3;
+        assert!(
+            !known.moved_by_another("ws", &pin),
+            "the read finds the state kept"
+        );
+        pin.version = 4;
+        known.keep("ws", &pin, 0);
+        assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(4));
     }
 
     #[test]
