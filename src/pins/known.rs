@@ -180,6 +180,13 @@ impl KnownPins {
         }
     }
 
+    /// Forgets what is kept of the pins `ids`, deleted: a kept state only ever gives way to
+    /// a later version ([`KnownPins::keep`]), and a pin brought back with its id (an archive
+    /// imported into the emptied workspace) starts its versions again.
+    pub fn forget(&self, ids: &[String]) {
+        self.kept.forget(ids.iter().map(String::as_str));
+    }
+
     /// Pin `id` was moved on by another writer than this replica at `now` (ms): read it
     /// before each update for [`MISSED_FOR_MS`].
     pub fn missed(&self, id: &str, now: i64) {
@@ -275,6 +282,24 @@ mod tests {
         pin.version = 4;
         known.keep("ws", &pin, 0);
         assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(4));
+    }
+
+    #[test]
+    fn a_deleted_pin_is_forgotten_and_kept_again_at_any_version() {
+        let known = KnownPins::new(1 << 20);
+        let mut pin = Pin::new("p1", "json", "{}");
+        pin.version = 10;
+        known.keep("ws", &pin, 0);
+        known.keep("ws", &Pin::new("p2", "json", "{}"), 0);
+        known.forget(&["p1".to_owned()]);
+        assert!(known.find("ws", "p1").is_none());
+        assert!(
+            known.find("ws", "p2").is_some(),
+            "only the deleted pin is forgotten"
+        );
+        pin.version = 3;
+        known.keep("ws", &pin, 0);
+        assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(3));
     }
 
     #[test]

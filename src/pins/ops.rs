@@ -934,6 +934,7 @@ pub async fn delete(
         })
         .await
         .map_err(without_index)?;
+    state.known_pins.forget(std::slice::from_ref(&id));
     Ok(Deleted::new(id))
 }
 
@@ -961,5 +962,6 @@ pub async fn delete_batch(
         .store
         .delete_pins(&who.workspace_id, &body.pin_ids, &mut |_, _| Ok(()))
         .await?;
+    state.known_pins.forget(&body.pin_ids);
     Ok(body.pin_ids.into_iter().map(Deleted::new).collect())
 }

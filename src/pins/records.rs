@@ -104,6 +104,18 @@ impl<T: Clone + Weight> Generational<T> {
             kept.keep(id.to_owned(), value, self.generation_bytes);
         }
     }
+
+    /// Drops what is kept for each of `ids`.
+    pub fn forget<'k>(&self, ids: impl IntoIterator<Item = &'k str>) {
+        if let Ok(mut kept) = self.generations.lock() {
+            for id in ids {
+                if let Some(old) = kept.newer.remove(id) {
+                    kept.newer_bytes -= id.len() + old.bytes();
+                }
+                kept.older.remove(id);
+            }
+        }
+    }
 }
 
 /// The list's records: the record of a pin's state, named by its version and `updated_at`.
