@@ -265,41 +265,47 @@ mod tests {
         assert!(known.writing.lock().unwrap().is_empty());
     }
 
+    /// Pin `id` at `version`.
+    fn at(id: &str, version: i64) -> Pin {
+        let mut pin = Pin::new(id, "json", "{}");
+        pin.version = version;
+        pin
+    }
+
     #[test]
     fn a_state_kept_after_a_later_one_does_not_replace_it() {
         let known = KnownPins::new(1 << 20);
-        let mut pin = Pin::new("p1", "json", "{}");
-        pin.version = 3;
-        known.keep("ws", &pin, 0);
-        pin.version = 2;
-        known.keep("ws", &pin, 0);
+        known.keep("ws", &at("p1", 3), 0);
+        known.keep("ws", &at("p1", 2), 0);
         assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(3));
-        pin.version = 3;
         assert!(
-            !known.moved_by_another("ws", &pin),
+            !known.moved_by_another("ws", &at("p1", 3)),
             "the read finds the state kept"
         );
-        pin.version = 4;
-        known.keep("ws", &pin, 0);
+        known.keep("ws", &at("p1", 4), 0);
         assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(4));
     }
 
     #[test]
-    fn a_deleted_pin_is_forgotten_and_kept_again_at_any_version() {
-        let known = KnownPins::new(1 << 20);
-        let mut pin = Pin::new("p1", "json", "{}");
-        pin.version = 10;
-        known.keep("ws", &pin, 0);
-        known.keep("ws", &Pin::new("p2", "json", "{}"), 0);
-        known.forget(&["p1".to_owned()]);
-        assert!(known.find("ws", "p1").is_none());
-        assert!(
-            known.find("ws", "p2").is_some(),
-            "only the deleted pin is forgotten"
-        );
-        pin.version = 3;
-        known.keep("ws", &pin, 0);
-        assert_eq!(known.find("ws", "p1").map(|p| p.version), Some(3));
+    fn a_deleted_pin_is_forgotten_in_either_generation_and_kept_again_at_any_version() {
+        let cost = |pin: &Pin| {
+            let known = Known::Written {
+                ws: "ws".into(),
+                pin: Box::new(pin.clone()),
+            };
+            pin.id.len() + known.bytes()
+        };
+        // Generations of two and a half pins: keeping a third sends the first two to the older.
+        let known = KnownPins::new(5 * cost(&at("p1", 10)));
+        for id in ["p1", "p2", "p3"] {
+            known.keep("ws", &at(id, 10), 0);
+        }
+        known.forget(&["p2".to_owned(), "p3".to_owned()]);
+        assert!(known.find("ws", "p2").is_none(), "forgotten from the older");
+        assert!(known.find("ws", "p3").is_none(), "forgotten from the newer");
+        assert!(known.find("ws", "p1").is_some(), "only the deleted pins");
+        known.keep("ws", &at("p3", 3), 0);
+        assert_eq!(known.find("ws", "p3").map(|p| p.version), Some(3));
     }
 
     #[test]

@@ -62,15 +62,21 @@ impl<T: Weight> Generations<T> {
         if cost > limit {
             return;
         }
-        if let Some(old) = self.newer.remove(&id) {
-            self.newer_bytes -= id.len() + old.bytes();
-        }
+        self.forget(&id);
         if self.newer_bytes + cost > limit {
             self.older = mem::take(&mut self.newer);
             self.newer_bytes = 0;
         }
         self.newer_bytes += cost;
         self.newer.insert(id, kept);
+    }
+
+    /// Drops what is kept for `id`, in either generation.
+    fn forget(&mut self, id: &str) {
+        if let Some(old) = self.newer.remove(id) {
+            self.newer_bytes -= id.len() + old.bytes();
+        }
+        self.older.remove(id);
     }
 }
 
@@ -109,10 +115,7 @@ impl<T: Clone + Weight> Generational<T> {
     pub fn forget<'k>(&self, ids: impl IntoIterator<Item = &'k str>) {
         if let Ok(mut kept) = self.generations.lock() {
             for id in ids {
-                if let Some(old) = kept.newer.remove(id) {
-                    kept.newer_bytes -= id.len() + old.bytes();
-                }
-                kept.older.remove(id);
+                kept.forget(id);
             }
         }
     }
