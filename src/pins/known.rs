@@ -14,12 +14,20 @@
 //! answers "moved" and the update is decided again from a read, so a stale copy costs a
 //! turn of the group commit, never a wrong write; an error is only ever decided from a read.
 //! A pin another writer moved on is read first for [`MISSED_FOR_MS`], so replicas taking
-//! turns on one pin don't each pay that turn on every update.
+//! turns on one pin don't each pay that turn on every update. This replica's own writes of
+//! one pin take turns ([`KnownPins::turn`]), so each decides from the state the one before
+//! it kept.
 //!
 //! Memory is bounded in bytes, by the same two generations as the record caches
 //! ([`super::records::Generational`]).
 
-use std::{collections::HashMap, mem::size_of, sync::Mutex};
+use std::{
+    collections::HashMap,
+    mem::size_of,
+    sync::{Arc, Mutex},
+};
+
+use tokio::sync::OwnedMutexGuard;
 
 use super::records::{Generational, Weight};
 use crate::store::Pin;
@@ -30,9 +38,21 @@ pub const MISSED_FOR_MS: i64 = 60_000;
 /// The last state written of each pin, by id (see the module's doc).
 pub struct KnownPins {
     kept: Generational<Known>,
-    /// How many single-pin writes of each pin this replica is making now (at most one entry
-    /// per request in flight).
-    writing: Mutex<HashMap<String, usize>>,
+    /// The single-pin writes of each pin this replica is making or waiting to make (at most
+    /// one entry per request in flight).
+    writing: Mutex<HashMap<String, Writes>>,
+}
+
+/// This replica's single-pin writes of one pin.
+#[derive(Default)]
+struct Writes {
+    /// How many are under way (see [`KnownPins::moved_by_another`]).
+    under_way: usize,
+    /// How many guards name the pin, waiting for their turn or holding one: the entry goes
+    /// with the last.
+    guards: usize,
+    /// Taken by each write that decides from the kept state ([`KnownPins::turn`]).
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Clone)]
@@ -92,13 +112,41 @@ impl KnownPins {
 
     /// Counts a write of pin `id` by this replica until the guard is dropped.
     pub fn writing(&self, id: &str) -> Writing<'_> {
-        if let Ok(mut writing) = self.writing.lock() {
-            *writing.entry(id.to_owned()).or_default() += 1;
+        let (mut guard, _) = self.guard(id);
+        guard.count();
+        guard
+    }
+
+    /// Waits until no other write of pin `id` by this replica that took its turn is under
+    /// way, then counts this one ([`KnownPins::writing`]) until the guard is dropped. A
+    /// write that then decides from the kept state decides from the one its forerunner
+    /// kept: without the wait, two updates of one pin a moment apart both decided from the
+    /// same version, and the later was answered "moved" by the group commit and decided
+    /// again from a read (the most common "moved" of a busy feed, on one replica).
+    pub async fn turn(&self, id: &str) -> Writing<'_> {
+        let (mut guard, turn) = self.guard(id);
+        if let Some(turn) = turn {
+            guard.held = Some(turn.lock_owned().await);
         }
-        Writing {
+        guard.count();
+        guard
+    }
+
+    /// A guard naming pin `id`, not yet counted, and the pin's turn to take.
+    fn guard(&self, id: &str) -> (Writing<'_>, Option<Arc<tokio::sync::Mutex<()>>>) {
+        let turn = self.writing.lock().ok().map(|mut writing| {
+            let writes = writing.entry(id.to_owned()).or_default();
+            writes.guards += 1;
+            writes.turn.clone()
+        });
+        let guard = Writing {
             known: self,
             id: id.to_owned(),
-        }
+            named: turn.is_some(),
+            counted: false,
+            held: None,
+        };
+        (guard, turn)
     }
 
     /// After an update decided from the kept state was moved and the pin read again:
@@ -110,7 +158,7 @@ impl KnownPins {
     /// whenever two updates of this replica crossed, with no other writer at all.
     pub fn moved_by_another(&self, ws: &str, read: &Pin) -> bool {
         let others_writing = self.writing.lock().map_or(true, |writing| {
-            writing.get(&read.id).is_some_and(|n| *n > 1)
+            writing.get(&read.id).is_some_and(|w| w.under_way > 1)
         });
         !others_writing
             && self
@@ -144,13 +192,15 @@ impl KnownPins {
             .filter(|pin| pin.key.as_deref() == Some(key))
     }
 
-    /// [`KnownPins::find_by_key`], with the guard that counts this write of the pin found
-    /// (see [`KnownPins::writing`]); a write that finds none takes its guard once it has read
-    /// the pin.
-    pub fn guess_by_key(&self, ws: &str, key: &str) -> (Option<Pin>, Option<Writing<'_>>) {
-        let guessed = self.find_by_key(ws, key);
-        let writing = guessed.as_ref().map(|pin| self.writing(&pin.id));
-        (guessed, writing)
+    /// [`KnownPins::find_by_key`] once this write has its turn at the pin found (see
+    /// [`KnownPins::turn`]), with the guard; a write that finds none takes its guard once it
+    /// has read the pin.
+    pub async fn guess_by_key(&self, ws: &str, key: &str) -> (Option<Pin>, Option<Writing<'_>>) {
+        let Some(pin) = self.find_by_key(ws, key) else {
+            return (None, None);
+        };
+        let writing = self.turn(&pin.id).await;
+        (self.find_by_key(ws, key), Some(writing))
     }
 
     /// Keeps `pin` as written in workspace `ws` at `now` (ms), unless it is read first for
@@ -195,18 +245,41 @@ impl KnownPins {
     }
 }
 
-/// A write of a pin under way ([`KnownPins::writing`]).
+/// A write of a pin under way, or waiting for its turn ([`KnownPins::writing`],
+/// [`KnownPins::turn`]).
 pub struct Writing<'k> {
     known: &'k KnownPins,
     id: String,
+    /// Counted in the pin's entry's `guards` (false when the map's lock was poisoned).
+    named: bool,
+    /// Counted in its `under_way`.
+    counted: bool,
+    /// The pin's turn, while this write holds it.
+    held: Option<OwnedMutexGuard<()>>,
+}
+
+impl Writing<'_> {
+    fn count(&mut self) {
+        if let Ok(mut writing) = self.known.writing.lock() {
+            if let Some(writes) = writing.get_mut(&self.id) {
+                writes.under_way += 1;
+                self.counted = true;
+            }
+        }
+    }
 }
 
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
+        self.held = None;
+        if !self.named {
+            return;
+        }
         if let Ok(mut writing) = self.known.writing.lock() {
-            if let Some(n) = writing.get_mut(&self.id) {
-                *n -= 1;
-                if *n == 0 {
+            if let Some(writes) = writing.get_mut(&self.id) {
+                writes.under_way -= usize::from(self.counted);
+                writes.guards -= 1;
+                if writes.guards == 0 {
                     writing.remove(&self.id);
                 }
             }
@@ -262,6 +335,36 @@ mod tests {
             "read before this replica's last write"
         );
         drop(mine);
+        assert!(known.writing.lock().unwrap().is_empty());
+    }
+
+    /// A write waits for this replica's write of the same pin that took its turn first (not
+    /// for other pins' writes), counts as under way only once it has its turn, and a write
+    /// given up while waiting leaves nothing behind.
+    #[tokio::test]
+    async fn a_write_of_a_pin_waits_for_the_earlier_ones_turn() {
+        let known = KnownPins::new(1 << 20);
+        let counts = |id: &str| {
+            let writing = known.writing.lock().unwrap();
+            writing.get(id).map(|w| (w.under_way, w.guards))
+        };
+        let first = known.turn("p1").await;
+        let other_pin = known.turn("p2").await;
+        let mut second = Box::pin(known.turn("p1"));
+        assert!(
+            futures::poll!(second.as_mut()).is_pending(),
+            "waits for the first"
+        );
+        let mut given_up = Box::pin(known.turn("p1"));
+        assert!(futures::poll!(given_up.as_mut()).is_pending());
+        assert_eq!(counts("p1"), Some((1, 3)), "only the first is under way");
+        drop(given_up);
+        assert_eq!(counts("p1"), Some((1, 2)));
+        drop(first);
+        let second = second.await;
+        assert_eq!(counts("p1"), Some((1, 1)));
+        drop(second);
+        drop(other_pin);
         assert!(known.writing.lock().unwrap().is_empty());
     }
 

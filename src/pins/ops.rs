@@ -736,13 +736,14 @@ pub(crate) async fn write_one(
     }
     let retention = state.limits().version_retention;
     let mut tries = 0;
-    // First from the state this replica last wrote ([`super::known`]).
+    // First from the state this replica last wrote ([`super::known`]), once its earlier
+    // writes of the pin are done.
     let (guessed, writing) = match target {
-        PinRef::Id(id) => (
-            state.known_pins.find(ws, id),
-            Some(state.known_pins.writing(id)),
-        ),
-        PinRef::Key(key) => state.known_pins.guess_by_key(ws, key),
+        PinRef::Id(id) => {
+            let writing = state.known_pins.turn(id).await;
+            (state.known_pins.find(ws, id), Some(writing))
+        }
+        PinRef::Key(key) => state.known_pins.guess_by_key(ws, key).await,
     };
     if let Some(old) = guessed {
         tries += 1;

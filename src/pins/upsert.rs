@@ -120,7 +120,7 @@ pub async fn upsert(
     let (guessed, writing) = if dry_run {
         (None, None)
     } else {
-        state.known_pins.guess_by_key(ws, key)
+        state.known_pins.guess_by_key(ws, key).await
     };
     if let Some(old) = guessed.clone() {
         if let Ok(updated) = change.apply(old.clone(), "", limits, now) {
