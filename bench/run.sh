@@ -11,8 +11,8 @@
 # the push probes and POST/s with 1,000 viewers; with dashing-js's push figures),
 # BENCH_ONLY=hooks only the inbound hook figure (PATCH /v1/datasets/{id}, then POST /in/{token}),
 # BENCH_ONLY=writes only the automation writes (upserts beside GET and PATCH, appends beside PATCH),
-# BENCH_ONLY=updates only the update figures (PATCH in one workspace and in 8, beside POST and,
-# on PostgreSQL, pgbench of sql/update.sql),
+# BENCH_ONLY=updates only the update figures (PATCH in one workspace, in 8, and in one of as
+# many pins as the 8, beside POST and, on PostgreSQL, pgbench of sql/update.sql),
 # BENCH_ONLY=export only moving a store: `corkboard export` and `migrate-store` PostgreSQL ->
 # SQLite of a PostgreSQL store of $LIST_PINS pins, beside pg_dump of the same database,
 # BENCH_ONLY=signals only the signals' sweeps (POST/s with the freshness and status sweeps
@@ -677,14 +677,16 @@ PY
 # stat-cards pins of a workspace of their own picked at random, against POST /v1/pins measured
 # just before on the same server; then the same over 8 workspaces (200 pins and a key each,
 # every request to a pin picked at random among the 1,600, with its workspace's key), against
-# the one-workspace figure; on PostgreSQL also against pgbench of sql/update.sql (one update's
+# the one-workspace figure, and against one workspace holding as many pins (1,600, a ninth
+# workspace): more pins mean more pages written a commit, so only that figure tells whether
+# workspaces take turns; on PostgreSQL also against pgbench of sql/update.sql (one update's
 # statements, each update committed alone) on the first workspace's 200 pins. After each PATCH
 # run the pins must have gained at least one version per answer wrk counted: every call wrote.
 # Uses bench_store's `env` (the store's settings) to make the workspaces' keys with the CLI.
 bench_updates() {
-  local store=$1 base=$2 key=$3 w post_rps post_p99 one_rps one_p99 eight_rps eight_p99 before after
+  local store=$1 base=$2 key=$3 w post_rps post_p99 one_rps one_p99 eight_rps eight_p99 same_rps same_p99 before after
   : >"$WORK/updates.keys"
-  for w in $(seq 0 7); do
+  for w in $(seq 0 7) all; do
     env "${env[@]}" "$BIN" keys create --name updates --scopes '*' --tier team --workspace "updates-$w" >>"$WORK/updates.keys"
   done
   python3 - "$WORK" "$base" <<'PY' || { echo "$store: creating the updates' pins failed" >&2; exit 1; }
@@ -693,36 +695,46 @@ work, base = sys.argv[1:3]
 url = urllib.parse.urlparse(base)
 conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
 keys = open(f"{work}/updates.keys").read().split()
-assert len(keys) == 8, keys
+assert len(keys) == 9, keys
 pin = json.load(open(f"{work}/pin.json"))
-one, all_ = [], []
+one, all_, same = [], [], []
 for w, key in enumerate(keys):
     headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-    for _ in range(2):
+    for _ in range(16 if w == 8 else 2):
         conn.request("POST", "/v1/pins/batch", json.dumps({"pins": [pin] * 100}), headers)
         res = conn.getresponse()
         answer = res.read()
         assert res.status == 200, (res.status, answer[:500])
         lines = [f"/v1/pins/{item['pin_id']} {key}\n" for item in json.loads(answer)["data"]]
+        if w == 8:
+            same += lines
+            continue
         all_ += lines
         if w == 0:
             one += lines
 open(f"{work}/updates_1.paths", "w").writelines(one)
 open(f"{work}/updates_8.paths", "w").writelines(all_)
+open(f"{work}/updates_same.paths", "w").writelines(same)
 PY
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
-  before=$(updates_versions "$base" 1)
+  before=$(updates_versions "$base" 0 1)
   read -r one_rps one_p99 <<<"$(PATHS_FILE=$WORK/updates_1.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
-  after=$(updates_versions "$base" 1)
+  after=$(updates_versions "$base" 0 1)
   writes_wrote "$store" "PATCH in one workspace" "$before" "$after"
-  before=$(updates_versions "$base" 8)
+  before=$(updates_versions "$base" 0 8)
   read -r eight_rps eight_p99 <<<"$(PATHS_FILE=$WORK/updates_8.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
-  after=$(updates_versions "$base" 8)
+  after=$(updates_versions "$base" 0 8)
   writes_wrote "$store" "PATCH in 8 workspaces" "$before" "$after"
+  before=$(updates_versions "$base" 8 9)
+  read -r same_rps same_p99 <<<"$(PATHS_FILE=$WORK/updates_same.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
+  after=$(updates_versions "$base" 8 9)
+  writes_wrote "$store" "PATCH in one workspace of 1,600 pins" "$before" "$after"
   line "$store.patch_pin_rps (vs POST /v1/pins, target >= 0.8x)" "$one_rps" "$post_rps"
   line "$store.patch_pin_p99_ms (target < 20)" "$one_p99" 20
   line "$store.patch_pin_rps_8_workspaces (vs one workspace, target >= 1x)" "$eight_rps" "$one_rps"
   line "$store.patch_pin_p99_ms_8_workspaces (target < 20)" "$eight_p99" 20
+  line "$store.patch_pin_rps_8_workspaces (vs one workspace of as many pins, 1,600: workspaces never take turns, target >= 1x)" "$eight_rps" "$same_rps"
+  echo "$store.patch_pin_p99_ms_1600_pins_one_workspace: ours=$same_p99"
   echo "$store.post_pin_p99_ms: ours=$post_p99 (beside the updates)"
   if [ "$store" = postgres ]; then
     local url="$PG_ADMIN/corkboard_bench_$$" first key_id ws id data config update_tps
@@ -732,10 +744,10 @@ PY
     # The event's data: a pin record as GET returns it; the new configuration: the PATCH's.
     data=$(curl -sf -H "Authorization: Bearer $first" "$base$id" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["data"], separators=(",", ":")))')
     config=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["pin_config"], separators=(",", ":")).replace("@U@", "00000.0.000000"))' "$WORK/writes_patch.json")
-    before=$(updates_versions "$base" 1)
+    before=$(updates_versions "$base" 0 1)
     update_tps=$(PGOPTIONS="-c enable_seqscan=off" pg_tps bench/sql/update.sql "$url" -D lookup="${first:4:12}" -D key="$key_id" -D ws="$ws" \
       -D now="$(date +%s%3N)" -D config="$config" -D data="$data")
-    after=$(updates_versions "$base" 1)
+    after=$(updates_versions "$base" 0 1)
     # pgbench's updates that found their pin moved on (two clients on one pin) wrote nothing.
     line "postgres.pgbench_update_versions_written (vs its transactions)" "$((after - before))" \
       "$(python3 -c "print(round($update_tps * $DUR))")"
@@ -744,21 +756,28 @@ PY
   fi
 }
 
-# updates_versions BASE N: the sum of the versions of the pins of the first N workspaces of
-# bench_updates (200 each; fails unless each holds exactly those).
+# updates_versions BASE FROM TO: the sum of the versions of the pins of bench_updates'
+# workspaces FROM to TO - 1 (fails unless each holds exactly its pins: 200, 1,600 the ninth).
 updates_versions() {
   python3 - "$WORK" "$@" <<'PY'
 import http.client, json, sys, urllib.parse
-work, base, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+work, base, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 url = urllib.parse.urlparse(base)
 conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
 versions = 0
-for key in open(f"{work}/updates.keys").read().split()[:n]:
-    conn.request("GET", "/v1/pins?limit=200", headers={"Authorization": f"Bearer {key}"})
-    res = conn.getresponse()
-    answer = json.loads(res.read())
-    assert res.status == 200 and len(answer["data"]) == 200 and not answer["pagination"]["has_more"], res.status
-    versions += sum(pin["version"] for pin in answer["data"])
+for w, key in enumerate(open(f"{work}/updates.keys").read().split()[first:last], first):
+    pins, cursor = 0, ""
+    while True:
+        conn.request("GET", f"/v1/pins?limit=200{cursor}", headers={"Authorization": f"Bearer {key}"})
+        res = conn.getresponse()
+        answer = json.loads(res.read())
+        assert res.status == 200, res.status
+        pins += len(answer["data"])
+        versions += sum(pin["version"] for pin in answer["data"])
+        if not answer["pagination"]["has_more"]:
+            break
+        cursor = "&cursor=" + urllib.parse.quote(answer["pagination"]["next_cursor"])
+    assert pins == (1600 if w == 8 else 200), (w, pins)
 print(versions)
 PY
 }
