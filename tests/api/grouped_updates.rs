@@ -211,6 +211,58 @@ both_stores! {
         }
     }
 
+    // Updates grouped into commits, a few changing their pin's type among many that don't
+    // (SQLite's loop names `pin_type` in its UPDATE only for a group with a change of type):
+    // afterwards each pin is listed under its own type, and only there.
+    async fn grouped_updates_keep_each_pin_listed_under_its_type(app) {
+        const PINS: usize = 24;
+        let mut ids = Vec::new();
+        for i in 0..PINS {
+            ids.push(new_pin(&app, &app.key, &format!("pin {i}")).await);
+        }
+        let becomes_table = |i: usize| i % 6 == 0;
+        let bodies: Vec<Value> = (0..PINS)
+            .map(|i| if becomes_table(i) {
+                json!({"pin_type": "flexible-table", "pin_config": table_config()})
+            } else {
+                json!({"pin_config": {"cards": [{"title": "Revenue", "value": format!("{i}")}]}})
+            })
+            .collect();
+        for _ in 0..2 {
+            let answers = join_all(ids.iter().zip(&bodies).map(|(id, body)| patch(&app, &app.key, id, body, None))).await;
+            for answer in answers {
+                answer.expect(200);
+            }
+        }
+        let listed = |pin_type: &'static str| {
+            let app = &app;
+            async move {
+                let res = call(app, &app.key, Method::GET, &format!("/v1/pins?limit=200&pin_type={pin_type}"), None).await;
+                let mut listed: Vec<String> = res.expect(200).data().as_array().unwrap().iter()
+                    .map(|pin| pin["id"].as_str().unwrap().to_owned())
+                    .collect();
+                listed.sort();
+                listed
+            }
+        };
+        let expected = |table: bool| {
+            let mut expected: Vec<String> = ids.iter().enumerate()
+                .filter(|(i, _)| becomes_table(*i) == table)
+                .map(|(_, id)| id.clone())
+                .collect();
+            expected.sort();
+            expected
+        };
+        assert_eq!(listed("flexible-table").await, expected(true));
+        assert_eq!(listed("stat-cards").await, expected(false));
+        for (i, id) in ids.iter().enumerate() {
+            let stored = read(&app, &app.key, id).await;
+            assert_eq!(stored["version"], json!(3), "pin {i}");
+            let pin_type = if becomes_table(i) { "flexible-table" } else { "stat-cards" };
+            assert_eq!(stored["pin_type"], json!(pin_type), "pin {i}");
+        }
+    }
+
     async fn a_taken_key_fails_alone_among_concurrent_updates(app) {
         const PINS: usize = 30;
         // Pin 0 holds the key; pin 7 asks for it while every pin (0 too) gets a new title.
