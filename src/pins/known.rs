@@ -142,7 +142,6 @@ impl KnownPins {
         let guard = Writing {
             known: self,
             id: id.to_owned(),
-            named: turn.is_some(),
             counted: false,
             held: None,
         };
@@ -250,8 +249,6 @@ impl KnownPins {
 pub struct Writing<'k> {
     known: &'k KnownPins,
     id: String,
-    /// Counted in the pin's entry's `guards` (false when the map's lock was poisoned).
-    named: bool,
     /// Counted in its `under_way`.
     counted: bool,
     /// The pin's turn, while this write holds it.
@@ -272,9 +269,8 @@ impl Writing<'_> {
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         self.held = None;
-        if !self.named {
-            return;
-        }
+        // A lock poisoned when the guard was made stays poisoned: a guard that never
+        // counted itself in the entry never takes itself off.
         if let Ok(mut writing) = self.known.writing.lock() {
             if let Some(writes) = writing.get_mut(&self.id) {
                 writes.under_way -= usize::from(self.counted);

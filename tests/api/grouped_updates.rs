@@ -234,27 +234,14 @@ both_stores! {
                 answer.expect(200);
             }
         }
-        let listed = |pin_type: &'static str| {
-            let app = &app;
-            async move {
-                let res = call(app, &app.key, Method::GET, &format!("/v1/pins?limit=200&pin_type={pin_type}"), None).await;
-                let mut listed: Vec<String> = res.expect(200).data().as_array().unwrap().iter()
-                    .map(|pin| pin["id"].as_str().unwrap().to_owned())
-                    .collect();
-                listed.sort();
-                listed
-            }
-        };
-        let expected = |table: bool| {
-            let mut expected: Vec<String> = ids.iter().enumerate()
-                .filter(|(i, _)| becomes_table(*i) == table)
-                .map(|(_, id)| id.clone())
-                .collect();
-            expected.sort();
-            expected
-        };
-        assert_eq!(listed("flexible-table").await, expected(true));
-        assert_eq!(listed("stat-cards").await, expected(false));
+        for (pin_type, table) in [("flexible-table", true), ("stat-cards", false)] {
+            let res = app.get(&format!("/v1/pins?limit=200&pin_type={pin_type}")).await.expect(200);
+            let mut listed: Vec<&str> = res.data().as_array().unwrap().iter().map(|pin| pin["id"].as_str().unwrap()).collect();
+            listed.sort_unstable();
+            let mut expected: Vec<&str> = (0..PINS).filter(|i| becomes_table(*i) == table).map(|i| ids[i].as_str()).collect();
+            expected.sort_unstable();
+            assert_eq!(listed, expected, "{pin_type}");
+        }
         for (i, id) in ids.iter().enumerate() {
             let stored = read(&app, &app.key, id).await;
             assert_eq!(stored["version"], json!(3), "pin {i}");
