@@ -106,7 +106,7 @@ pub struct Cost {
 }
 
 /// The limits one check is held to.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Quota {
     pub per_minute: u32,
     pub per_hour: u32,
@@ -194,13 +194,13 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
 /// Where windows are kept: this process's memory, or PostgreSQL for several replicas.
 pub enum Limiter {
     Memory(Mutex<HashMap<String, Usage>>),
-    Postgres(crate::store::postgres::conn::Connections),
+    Postgres(postgres::Checks),
 }
 
 impl Limiter {
     pub fn for_store(store: &crate::store::Store) -> Limiter {
         match store.pg_connections() {
-            Some(conns) => Limiter::Postgres(conns),
+            Some(conns) => Limiter::Postgres(postgres::Checks::new(conns)),
             None => Limiter::Memory(Mutex::default()),
         }
     }
@@ -223,16 +223,7 @@ impl Limiter {
                 map.insert(subject.to_owned(), usage);
                 Ok(usage)
             }
-            Limiter::Postgres(conns) => {
-                tokio::time::timeout(timeout, postgres::check(conns, subject, now, cost, quota))
-                    .await
-                    .map_err(|_| {
-                        // The statement was abandoned midway: check its connection before reuse.
-                        crate::store::postgres::conn::note_abandoned();
-                        crate::Error::Unavailable
-                    })?
-                    .inspect_err(crate::store::postgres::conn::note_error)
-            }
+            Limiter::Postgres(checks) => checks.check(subject, now, cost, quota, timeout).await,
         }
     }
 }

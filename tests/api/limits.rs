@@ -235,6 +235,61 @@ limited! {
         assert_eq!(all.data()[0]["metadata"]["title"], json!("first"));
     }
 
+    // 44 reads and 11 batches of 15 (2 tokens each) at once against 60 a minute: the granted
+    // answers' headers chain exactly as if they had come one by one (each one's remaining is
+    // the one before less its cost), each refusal was due when it was made, the refused
+    // batches stored nothing, and the next request finds the minute where the last left it.
+    async fn concurrent_requests_of_one_key_are_charged_one_by_one(app) {
+        let key = app.key_of_tier(Tier::Professional).await;
+        let batch = pins(15);
+        let requests = (0..55).map(|i| {
+            let (app, key, batch) = (&app, &key, &batch);
+            async move {
+                if i % 5 == 2 {
+                    call(app, key, Method::POST, "/v1/pins/batch", Some(batch)).await
+                } else {
+                    call(app, key, Method::GET, "/v1/pins?limit=1", None).await
+                }
+            }
+        });
+        let answers = futures::future::join_all(requests).await;
+        let mut granted = Vec::new();
+        let (mut refused_reads, mut batches) = (0, 0);
+        for answer in &answers {
+            let cost = num(answer, "x-ratelimit-token-cost");
+            match answer.status {
+                200 => {
+                    let remaining = num(answer, "x-ratelimit-remaining-minute");
+                    assert_eq!(num(answer, "x-ratelimit-remaining-hour"), 1000 - 60 + remaining);
+                    batches += i64::from(cost == 2);
+                    granted.push((remaining, cost));
+                }
+                429 => {
+                    let details = &answer.body["error"]["details"];
+                    assert_eq!(details["window"], json!("minute"), "{details}");
+                    assert!(details["used"].as_i64().unwrap() + cost > 60, "{details}");
+                    refused_reads += i64::from(cost == 1);
+                }
+                other => panic!("unexpected status {other}: {}", answer.body),
+            }
+        }
+        granted.sort_by_key(|&(remaining, _)| std::cmp::Reverse(remaining));
+        let mut left = 60;
+        for (remaining, cost) in &granted {
+            left -= cost;
+            assert_eq!(*remaining, left, "granted (remaining, cost): {granted:?}");
+        }
+        assert!(left == 0 || (left == 1 && refused_reads == 0), "{left} left, {granted:?}");
+        let stored = app.get("/v1/pins?limit=200").await.expect(200);
+        assert_eq!(stored.data().as_array().unwrap().len() as i64, batches * 15);
+        let next = call(&app, &key, Method::GET, "/v1/pins?limit=1", None).await;
+        if left == 0 {
+            next.expect_error(429, "RATE_LIMIT_EXCEEDED", None);
+        } else {
+            assert_eq!(num(&next.expect(200), "x-ratelimit-remaining-minute"), 0);
+        }
+    }
+
     async fn limits_are_per_key(app) {
         let a = app.key_of_tier(Tier::Starter).await;
         let b = app.key_of_tier(Tier::Starter).await;
