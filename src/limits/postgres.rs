@@ -363,7 +363,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+    use sqlx::postgres::PgPoolOptions;
 
     const QUOTA: Quota = Quota {
         per_minute: 20,
@@ -449,19 +449,7 @@ mod tests {
     /// Checks against a server that accepts connections and never answers, each in a task
     /// of its own.
     async fn silent_checks() -> (Arc<Checks>, tokio::task::JoinHandle<()>) {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = silent.local_addr().unwrap().port();
-        let hold = tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((socket, _)) = silent.accept().await {
-                held.push(socket);
-            }
-        });
-        let options = PgConnectOptions::new()
-            .host("127.0.0.1")
-            .port(port)
-            .username("corkboard")
-            .database("corkboard");
+        let (options, hold) = conn::silent_server().await;
         let pool = PgPoolOptions::new()
             .acquire_timeout(Duration::from_secs(60))
             .connect_lazy_with(options);
@@ -493,26 +481,39 @@ mod tests {
         panic!("the key's queue never came to {queued:?}");
     }
 
-    /// A leader whose request goes away mid-statement hands its key on to the checks that
-    /// queued behind it, one after another, and the last one leaves the key free; none is
-    /// left waiting for a leader that is gone.
-    #[tokio::test]
-    async fn a_leader_that_goes_away_hands_its_key_on() {
+    /// A key's leader (the first check) and two checks queued behind it, all waiting on the
+    /// silent server.
+    async fn one_leading_two_queued() -> (
+        Arc<Checks>,
+        tokio::task::JoinHandle<()>,
+        [tokio::task::JoinHandle<Result<Usage>>; 3],
+    ) {
         let (checks, hold) = silent_checks().await;
         let first = start(&checks);
         until(&checks, Some(0)).await;
         let second = start(&checks);
         let third = start(&checks);
         until(&checks, Some(2)).await;
-        first.abort();
-        assert!(first.await.unwrap_err().is_cancelled());
+        (checks, hold, [first, second, third])
+    }
+
+    async fn stop(check: tokio::task::JoinHandle<Result<Usage>>) {
+        check.abort();
+        assert!(check.await.unwrap_err().is_cancelled());
+    }
+
+    /// A leader whose request goes away mid-statement hands its key on to the checks that
+    /// queued behind it, one after another, and the last one leaves the key free; none is
+    /// left waiting for a leader that is gone.
+    #[tokio::test]
+    async fn a_leader_that_goes_away_hands_its_key_on() {
+        let (checks, hold, [first, second, third]) = one_leading_two_queued().await;
+        stop(first).await;
         // The second leads now, with the third behind it: the queue was taken.
         until(&checks, Some(0)).await;
-        second.abort();
-        assert!(second.await.unwrap_err().is_cancelled());
+        stop(second).await;
         assert!(!third.is_finished());
-        third.abort();
-        assert!(third.await.unwrap_err().is_cancelled());
+        stop(third).await;
         until(&checks, None).await;
         hold.abort();
     }
@@ -521,20 +522,14 @@ mod tests {
     /// the key on rather than losing it with the message.
     #[tokio::test]
     async fn a_check_that_goes_away_as_the_key_reaches_it_hands_it_on() {
-        let (checks, hold) = silent_checks().await;
-        let first = start(&checks);
-        until(&checks, Some(0)).await;
-        let second = start(&checks);
-        let third = start(&checks);
-        until(&checks, Some(2)).await;
+        let (checks, hold, [first, second, third]) = one_leading_two_queued().await;
         first.abort();
         second.abort();
         assert!(first.await.unwrap_err().is_cancelled());
         assert!(second.await.unwrap_err().is_cancelled());
         until(&checks, Some(0)).await;
         assert!(!third.is_finished());
-        third.abort();
-        assert!(third.await.unwrap_err().is_cancelled());
+        stop(third).await;
         until(&checks, None).await;
         hold.abort();
     }

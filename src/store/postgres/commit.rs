@@ -303,19 +303,7 @@ mod tests {
     /// after [`WAIT_FOR_CONNECTION`], and the create gets a 503 rather than waiting forever.
     #[tokio::test]
     async fn a_server_that_never_answers_is_a_503_not_a_hang() {
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = silent.local_addr().unwrap().port();
-        let hold = tokio::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok((socket, _)) = silent.accept().await {
-                held.push(socket);
-            }
-        });
-        let options = PgConnectOptions::new()
-            .host("127.0.0.1")
-            .port(port)
-            .username("corkboard")
-            .database("corkboard");
+        let (options, hold) = crate::store::postgres::conn::silent_server().await;
         let committer = start(options).unwrap();
         let started = std::time::Instant::now();
         let result = committer

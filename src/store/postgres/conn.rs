@@ -330,6 +330,29 @@ impl Drop for Conn {
     }
 }
 
+/// A PostgreSQL address that accepts connections and never answers (for tests of what waits
+/// on the database), and the task holding its connections open.
+#[cfg(test)]
+pub(crate) async fn silent_server() -> (
+    sqlx::postgres::PgConnectOptions,
+    tokio::task::JoinHandle<()>,
+) {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let options = sqlx::postgres::PgConnectOptions::new()
+        .host("127.0.0.1")
+        .port(port)
+        .username("corkboard")
+        .database("corkboard");
+    (options, hold)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
