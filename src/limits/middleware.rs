@@ -454,7 +454,7 @@ impl Report {
 
     /// The window that refused the request (the one that frees up last, if several did).
     fn refusal(&self, usage: &Usage, cost: Cost, quota: &Quota) -> (&'static str, u32, u32, i64) {
-        let write_tokens = if cost.write { cost.tokens } else { 0 };
+        let write_tokens = cost.write_tokens();
         let candidates = [
             (
                 "minute",

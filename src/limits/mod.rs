@@ -105,6 +105,17 @@ pub struct Cost {
     pub write: bool,
 }
 
+impl Cost {
+    /// What it draws on the write bucket: all its tokens for a write, none for a read.
+    pub fn write_tokens(self) -> u32 {
+        if self.write {
+            self.tokens
+        } else {
+            0
+        }
+    }
+}
+
 /// The limits one check is held to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Quota {
@@ -165,7 +176,7 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
     let minute = previous.minute.at(now, MINUTE_MS);
     let hour = previous.hour.at(now, HOUR_MS);
     let write = previous.write.at(now, quota.write_window_ms);
-    let write_tokens = if cost.write { cost.tokens } else { 0 };
+    let write_tokens = cost.write_tokens();
     let fits = minute.used + cost.tokens <= quota.per_minute
         && hour.used + cost.tokens <= quota.per_hour
         && write.used + write_tokens <= quota.write_capacity;

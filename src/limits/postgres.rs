@@ -65,16 +65,6 @@ struct Ask {
     quota: Quota,
 }
 
-impl Ask {
-    fn write_tokens(&self) -> u32 {
-        if self.cost.write {
-            self.cost.tokens
-        } else {
-            0
-        }
-    }
-}
-
 /// A check waiting for its group's leader.
 struct Waiting {
     ask: Ask,
@@ -176,24 +166,15 @@ impl Checks {
         leading.done = true;
         let followers = mem::take(&mut leading.followers);
         drop(leading);
-        match decided {
-            Ok(mut usages) => {
-                let own = usages.remove(0);
-                for (follower, usage) in followers.into_iter().zip(usages) {
-                    // A follower that gave up has nothing to be told.
-                    let _ = follower.answer.send(Answer::Decided(Ok(usage)));
-                }
-                Ok(own)
-            }
-            Err(e) => {
-                for follower in followers {
-                    let _ = follower
-                        .answer
-                        .send(Answer::Decided(Err(Error::Unavailable)));
-                }
-                Err(e)
-            }
+        // On an error the followers are dropped unanswered: each one's wait in `check` ends
+        // with its sender gone, which is `Error::Unavailable`, as the failure mode expects.
+        let mut usages = decided?;
+        let own = usages.remove(0);
+        for (follower, usage) in followers.into_iter().zip(usages) {
+            // A follower that gave up has nothing to be told.
+            let _ = follower.answer.send(Answer::Decided(Ok(usage)));
         }
+        Ok(own)
     }
 
     /// The usages of the leader's check and its followers', in that order.
@@ -204,7 +185,7 @@ impl Checks {
         if asks.len() > 1 && asks.iter().all(|a| a.quota == own.quota) {
             let now = asks.iter().map(|a| a.now).max().unwrap_or(own.now);
             let tokens: u64 = asks.iter().map(|a| u64::from(a.cost.tokens)).sum();
-            let write_tokens: u64 = asks.iter().map(|a| u64::from(a.write_tokens())).sum();
+            let write_tokens: u64 = asks.iter().map(|a| u64::from(a.cost.write_tokens())).sum();
             let group = charge(&self.conns, subject, now, tokens, write_tokens, &own.quota).await?;
             if group.granted {
                 return Ok(shares(group, now, tokens, write_tokens, &asks));
@@ -213,7 +194,7 @@ impl Checks {
         let mut usages = Vec::with_capacity(asks.len());
         for ask in &asks {
             let tokens = u64::from(ask.cost.tokens);
-            let write_tokens = u64::from(ask.write_tokens());
+            let write_tokens = u64::from(ask.cost.write_tokens());
             usages.push(
                 charge(
                     &self.conns,
@@ -446,12 +427,12 @@ mod tests {
         }
     }
 
-    /// Checks against a server that accepts connections and never answers, each in a task
-    /// of its own.
-    async fn silent_checks() -> (Arc<Checks>, tokio::task::JoinHandle<()>) {
+    /// Checks against a server that accepts connections and never answers; a statement gives
+    /// up after `wait`.
+    async fn silent_checks(wait: Duration) -> (Arc<Checks>, tokio::task::JoinHandle<()>) {
         let (options, hold) = conn::silent_server().await;
         let pool = PgPoolOptions::new()
-            .acquire_timeout(Duration::from_secs(60))
+            .acquire_timeout(wait)
             .connect_lazy_with(options);
         (Arc::new(Checks::new(Connections::new(pool))), hold)
     }
@@ -488,7 +469,7 @@ mod tests {
         tokio::task::JoinHandle<()>,
         [tokio::task::JoinHandle<Result<Usage>>; 3],
     ) {
-        let (checks, hold) = silent_checks().await;
+        let (checks, hold) = silent_checks(Duration::from_secs(60)).await;
         let first = start(&checks);
         until(&checks, Some(0)).await;
         let second = start(&checks);
@@ -530,6 +511,27 @@ mod tests {
         until(&checks, Some(0)).await;
         assert!(!third.is_finished());
         stop(third).await;
+        until(&checks, None).await;
+        hold.abort();
+    }
+
+    /// A statement that fails fails its whole group, at once and not by timing out, and the
+    /// next group's leader fails the same way; then the key is free.
+    #[tokio::test]
+    async fn a_failing_statement_fails_its_group_and_frees_the_key() {
+        let (checks, hold) = silent_checks(Duration::from_secs(1)).await;
+        let first = start(&checks);
+        until(&checks, Some(0)).await;
+        let second = start(&checks);
+        let third = start(&checks);
+        until(&checks, Some(2)).await;
+        for check in [first, second, third] {
+            let answer = tokio::time::timeout(Duration::from_secs(10), check)
+                .await
+                .expect("answered before the check's own 60 s timeout")
+                .unwrap();
+            assert!(answer.is_err(), "{answer:?}");
+        }
         until(&checks, None).await;
         hold.abort();
     }
