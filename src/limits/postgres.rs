@@ -463,13 +463,15 @@ mod tests {
     }
 
     /// A key's leader (the first check) and two checks queued behind it, all waiting on the
-    /// silent server.
-    async fn one_leading_two_queued() -> (
+    /// silent server for up to `wait` a statement.
+    async fn one_leading_two_queued(
+        wait: Duration,
+    ) -> (
         Arc<Checks>,
         tokio::task::JoinHandle<()>,
         [tokio::task::JoinHandle<Result<Usage>>; 3],
     ) {
-        let (checks, hold) = silent_checks(Duration::from_secs(60)).await;
+        let (checks, hold) = silent_checks(wait).await;
         let first = start(&checks);
         until(&checks, Some(0)).await;
         let second = start(&checks);
@@ -488,7 +490,8 @@ mod tests {
     /// left waiting for a leader that is gone.
     #[tokio::test]
     async fn a_leader_that_goes_away_hands_its_key_on() {
-        let (checks, hold, [first, second, third]) = one_leading_two_queued().await;
+        let (checks, hold, [first, second, third]) =
+            one_leading_two_queued(Duration::from_secs(60)).await;
         stop(first).await;
         // The second leads now, with the third behind it: the queue was taken.
         until(&checks, Some(0)).await;
@@ -503,7 +506,8 @@ mod tests {
     /// the key on rather than losing it with the message.
     #[tokio::test]
     async fn a_check_that_goes_away_as_the_key_reaches_it_hands_it_on() {
-        let (checks, hold, [first, second, third]) = one_leading_two_queued().await;
+        let (checks, hold, [first, second, third]) =
+            one_leading_two_queued(Duration::from_secs(60)).await;
         first.abort();
         second.abort();
         assert!(first.await.unwrap_err().is_cancelled());
@@ -519,13 +523,8 @@ mod tests {
     /// next group's leader fails the same way; then the key is free.
     #[tokio::test]
     async fn a_failing_statement_fails_its_group_and_frees_the_key() {
-        let (checks, hold) = silent_checks(Duration::from_secs(1)).await;
-        let first = start(&checks);
-        until(&checks, Some(0)).await;
-        let second = start(&checks);
-        let third = start(&checks);
-        until(&checks, Some(2)).await;
-        for check in [first, second, third] {
+        let (checks, hold, queued) = one_leading_two_queued(Duration::from_secs(1)).await;
+        for check in queued {
             let answer = tokio::time::timeout(Duration::from_secs(10), check)
                 .await
                 .expect("answered before the check's own 60 s timeout")
