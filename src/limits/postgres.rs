@@ -3,16 +3,17 @@
 //! across replicas; every expression reads the old row `r`, so the rule is exactly
 //! [`super::decide`].
 //!
-//! Every request of a key charges that key's one row, so at a few thousand requests a second
-//! a key's checks queued on its row lock, and the limiter asked for about half of what
-//! PostgreSQL gave (bench/README.md, Updates, Session 30). So one replica's concurrent checks
-//! of a key are coalesced: the first runs its check as the group's leader, on its request's
-//! connection; those that arrive meanwhile wait, and the first of them then leads them all in
-//! one statement charging their sum. If the sum fits, each request is granted as if the group
-//! had been checked one by one in arrival order (every prefix of a sum that fits fits too), and
-//! its windows are the group's before plus the costs up to its own. If it doesn't fit, nothing
-//! was charged and each is checked alone, in order: near a limit a group costs one statement
-//! more, and the rule stays [`super::decide`]'s.
+//! Every request charges its key's row, so at a few thousand requests a second the checks
+//! queued on row locks and statements, and the limiter asked for about half of what PostgreSQL
+//! gave (bench/README.md, Updates, Sessions 30-32). So one replica's concurrent checks are
+//! coalesced, whatever their keys: the first runs its check as the group's leader, on its
+//! request's connection; those that arrive meanwhile wait, and the first of them then leads
+//! them all in one statement charging each key the sum of its checks. Where a key's sum fits,
+//! each of its requests is granted as if the group had been checked one by one in arrival
+//! order (every prefix of a sum that fits fits too), and its windows are the group's before
+//! plus the costs up to its own. Where it doesn't, nothing was charged to that key and its
+//! checks are made alone, in order: near a limit a group costs one statement more, and the
+//! rule stays [`super::decide`]'s.
 
 use std::{
     collections::HashMap,
@@ -21,7 +22,7 @@ use std::{
     time::Duration,
 };
 
-use sqlx::Row;
+use sqlx::{postgres::PgRow, Row};
 use tokio::sync::oneshot;
 
 use super::{decide, Cost, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
@@ -29,6 +30,10 @@ use crate::{
     error::{Error, Result},
     store::postgres::conn::{self, Connections},
 };
+
+/// The windows a check leaves, as both statements return them.
+const WINDOWS: &str =
+    "minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted";
 
 /// The check: `$1` the key id, `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write
 /// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that
@@ -53,13 +58,47 @@ pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
            write_start = CASE WHEN r.write_start + $5 > $2 THEN r.write_start ELSE $2 END, \
            write_used = {write} + CASE WHEN {fits} THEN $7 ELSE 0 END, \
            granted = {fits} \
-         RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted"
+         RETURNING {WINDOWS}"
+    )
+});
+
+/// The check of several keys' rows at once: `$1` now, `$2`/`$3` the minute's and hour's
+/// lengths, then one array per column of `c`, an element per key. Only rows that exist are
+/// charged (a key's first check is [`CHECK`]'s insert); each is locked first, in key order, so
+/// two replicas' statements can't deadlock, and READ COMMITTED has the update read each row as
+/// its lock found it. Returns the rows charged, with their key.
+static CHECK_KEYS: LazyLock<String> = LazyLock::new(|| {
+    let minute = "(CASE WHEN r.minute_start + $2 > $1 THEN r.minute_used ELSE 0 END)";
+    let hour = "(CASE WHEN r.hour_start + $3 > $1 THEN r.hour_used ELSE 0 END)";
+    let write = "(CASE WHEN r.write_start + c.write_window > $1 THEN r.write_used ELSE 0 END)";
+    let fits = format!(
+        "({minute} + c.tokens <= c.per_minute AND {hour} + c.tokens <= c.per_hour \
+          AND {write} + c.write_tokens <= c.write_capacity)"
+    );
+    let windows = WINDOWS.replace(", ", ", r.");
+    format!(
+        "WITH c AS MATERIALIZED (SELECT * FROM UNNEST($4::text[], $5::int8[], $6::int8[], \
+                 $7::int8[], $8::int8[], $9::int8[], $10::int8[]) \
+               AS c (subject, tokens, write_tokens, per_minute, per_hour, write_capacity, write_window)), \
+         locked AS MATERIALIZED (SELECT r.subject FROM rate_limit_windows r JOIN c USING (subject) \
+               ORDER BY r.subject FOR UPDATE OF r) \
+         UPDATE rate_limit_windows AS r SET \
+           minute_start = CASE WHEN r.minute_start + $2 > $1 THEN r.minute_start ELSE $1 END, \
+           minute_used = {minute} + CASE WHEN {fits} THEN c.tokens ELSE 0 END, \
+           hour_start = CASE WHEN r.hour_start + $3 > $1 THEN r.hour_start ELSE $1 END, \
+           hour_used = {hour} + CASE WHEN {fits} THEN c.tokens ELSE 0 END, \
+           write_start = CASE WHEN r.write_start + c.write_window > $1 THEN r.write_start ELSE $1 END, \
+           write_used = {write} + CASE WHEN {fits} THEN c.write_tokens ELSE 0 END, \
+           granted = {fits} \
+         FROM c WHERE r.subject = c.subject AND (SELECT count(*) FROM locked) >= 0 \
+         RETURNING r.subject, r.{windows}"
     )
 });
 
 /// One request's check.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Ask {
+    subject: String,
     now: i64,
     cost: Cost,
     quota: Quota,
@@ -78,11 +117,11 @@ enum Answer {
     Lead(Vec<Waiting>),
 }
 
-/// The checks of this replica, coalesced per key.
+/// The checks of this replica, coalesced.
 pub struct Checks {
     conns: Connections,
-    /// Per key with a leader at work: the checks that arrived since its group was formed.
-    waiting: Mutex<HashMap<String, Vec<Waiting>>>,
+    /// With a leader at work: the checks that arrived since its group was formed.
+    waiting: Mutex<Option<Vec<Waiting>>>,
 }
 
 impl Checks {
@@ -93,14 +132,13 @@ impl Checks {
         }
     }
 
-    /// The map holds only whole pushes and takes, so a panic elsewhere leaves it sound.
-    fn waiting(&self) -> MutexGuard<'_, HashMap<String, Vec<Waiting>>> {
+    /// The queue sees only whole pushes and takes, so a panic elsewhere leaves it sound.
+    fn waiting(&self) -> MutexGuard<'_, Option<Vec<Waiting>>> {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Checks and charges `cost` for `subject` at `now`, with the rest of this replica's
-    /// concurrent checks of `subject`. `timeout` bounds the wait for a leader and the
-    /// statement, each.
+    /// concurrent checks. `timeout` bounds the wait for a leader and the statement, each.
     pub async fn check(
         &self,
         subject: &str,
@@ -110,42 +148,43 @@ impl Checks {
         timeout: Duration,
     ) -> Result<Usage> {
         let ask = Ask {
+            subject: subject.to_owned(),
             now,
             cost,
             quota: *quota,
         };
         let (answer, decided) = oneshot::channel();
-        let led = {
+        let queued = {
             let mut waiting = self.waiting();
-            match waiting.get_mut(subject) {
+            match waiting.as_mut() {
                 Some(queue) => {
-                    queue.push(Waiting { ask, answer });
-                    None
+                    queue.push(Waiting {
+                        ask: ask.clone(),
+                        answer,
+                    });
+                    true
                 }
                 None => {
-                    waiting.insert(subject.to_owned(), Vec::new());
-                    Some(Vec::new())
+                    *waiting = Some(Vec::new());
+                    false
                 }
             }
         };
-        let followers = match led {
-            Some(followers) => followers,
-            None => {
-                let mut queued = Queued {
-                    checks: self,
-                    subject,
-                    decided,
-                };
-                match tokio::time::timeout(timeout, &mut queued.decided).await {
-                    Ok(Ok(Answer::Decided(usage))) => return usage,
-                    Ok(Ok(Answer::Lead(followers))) => followers,
-                    Ok(Err(_)) | Err(_) => return Err(Error::Unavailable),
-                }
+        let followers = if queued {
+            let mut queued = Queued {
+                checks: self,
+                decided,
+            };
+            match tokio::time::timeout(timeout, &mut queued.decided).await {
+                Ok(Ok(Answer::Decided(usage))) => return usage,
+                Ok(Ok(Answer::Lead(followers))) => followers,
+                Ok(Err(_)) | Err(_) => return Err(Error::Unavailable),
             }
+        } else {
+            Vec::new()
         };
         let mut leading = Leading {
             checks: self,
-            subject,
             // A check that gave up waiting is not charged.
             followers: followers
                 .into_iter()
@@ -153,7 +192,7 @@ impl Checks {
                 .collect(),
             done: false,
         };
-        let decided = tokio::time::timeout(timeout, self.decide(subject, ask, &leading.followers))
+        let decided = tokio::time::timeout(timeout, self.decide(&ask, &leading.followers))
             .await
             .map_err(|_| {
                 // The statement was abandoned midway: check its connection before reuse.
@@ -162,7 +201,7 @@ impl Checks {
             })
             .and_then(|decided| decided)
             .inspect_err(conn::note_error);
-        // The key goes on to the next group before this one's answers go out.
+        // The lead goes on to the next group before this one's answers go out.
         leading.done = true;
         let followers = mem::take(&mut leading.followers);
         drop(leading);
@@ -178,30 +217,57 @@ impl Checks {
     }
 
     /// The usages of the leader's check and its followers', in that order.
-    async fn decide(&self, subject: &str, own: Ask, followers: &[Waiting]) -> Result<Vec<Usage>> {
-        let asks: Vec<Ask> = std::iter::once(own)
-            .chain(followers.iter().map(|f| f.ask))
+    async fn decide(&self, own: &Ask, followers: &[Waiting]) -> Result<Vec<Usage>> {
+        let asks: Vec<&Ask> = std::iter::once(own)
+            .chain(followers.iter().map(|f| &f.ask))
             .collect();
-        if asks.len() > 1 && asks.iter().all(|a| a.quota == own.quota) {
-            let now = asks.iter().map(|a| a.now).max().unwrap_or(own.now);
-            let tokens: u64 = asks.iter().map(|a| u64::from(a.cost.tokens)).sum();
-            let write_tokens: u64 = asks.iter().map(|a| u64::from(a.cost.write_tokens())).sum();
-            let group = charge(&self.conns, subject, now, tokens, write_tokens, &own.quota).await?;
-            if group.granted {
-                return Ok(shares(group, now, tokens, write_tokens, &asks));
+        let now = asks.iter().map(|a| a.now).max().unwrap_or(own.now);
+        let keys = KeyChecks::of(&asks);
+        let mut charged = if keys.len() > 1 {
+            charge_keys(&self.conns, now, &keys).await?
+        } else {
+            HashMap::new()
+        };
+        let mut usages = vec![Usage::default(); asks.len()];
+        for key in &keys {
+            let group = match (charged.remove(key.subject), key.quota) {
+                (Some(usage), _) => Some(usage),
+                // Not charged yet: the key's first check, or the group is its alone.
+                (None, Some(quota)) if key.members.len() > 1 => Some(
+                    charge(
+                        &self.conns,
+                        key.subject,
+                        now,
+                        key.tokens,
+                        key.write_tokens,
+                        &quota,
+                    )
+                    .await?,
+                ),
+                (None, _) => None,
+            };
+            let decided = match group {
+                Some(group) if group.granted => shares(group, now, key),
+                _ => self.one_by_one(key).await?,
+            };
+            for (&i, usage) in key.members.iter().zip(decided) {
+                usages[i] = usage;
             }
         }
-        let mut usages = Vec::with_capacity(asks.len());
-        for ask in &asks {
-            let tokens = u64::from(ask.cost.tokens);
-            let write_tokens = u64::from(ask.cost.write_tokens());
+        Ok(usages)
+    }
+
+    /// A key's checks made alone, in arrival order.
+    async fn one_by_one(&self, key: &KeyChecks<'_>) -> Result<Vec<Usage>> {
+        let mut usages = Vec::with_capacity(key.asks.len());
+        for ask in &key.asks {
             usages.push(
                 charge(
                     &self.conns,
-                    subject,
+                    key.subject,
                     ask.now,
-                    tokens,
-                    write_tokens,
+                    u64::from(ask.cost.tokens),
+                    u64::from(ask.cost.write_tokens()),
                     &ask.quota,
                 )
                 .await?,
@@ -211,9 +277,51 @@ impl Checks {
     }
 }
 
-/// Each request's windows after a granted group charge: the group's before plus the costs up
-/// to its own, in arrival order, as [`decide`] would have left them one by one.
-fn shares(group: Usage, now: i64, tokens: u64, write_tokens: u64, asks: &[Ask]) -> Vec<Usage> {
+/// One key's checks in a group.
+struct KeyChecks<'a> {
+    subject: &'a str,
+    /// Their places in the group, in arrival order.
+    members: Vec<usize>,
+    asks: Vec<&'a Ask>,
+    tokens: u64,
+    write_tokens: u64,
+    /// The quota they all share; `None` if they differ (each is then checked alone).
+    quota: Option<Quota>,
+}
+
+impl<'a> KeyChecks<'a> {
+    /// The group's checks by key, keys in order of their first check.
+    fn of(asks: &[&'a Ask]) -> Vec<KeyChecks<'a>> {
+        let mut keys: Vec<KeyChecks<'a>> = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::new();
+        for (i, &ask) in asks.iter().enumerate() {
+            let at = *index.entry(&ask.subject).or_insert_with(|| {
+                keys.push(KeyChecks {
+                    subject: &ask.subject,
+                    members: Vec::new(),
+                    asks: Vec::new(),
+                    tokens: 0,
+                    write_tokens: 0,
+                    quota: Some(ask.quota),
+                });
+                keys.len() - 1
+            });
+            let key = &mut keys[at];
+            key.members.push(i);
+            key.asks.push(ask);
+            key.tokens += u64::from(ask.cost.tokens);
+            key.write_tokens += u64::from(ask.cost.write_tokens());
+            if key.quota != Some(ask.quota) {
+                key.quota = None;
+            }
+        }
+        keys
+    }
+}
+
+/// Each request's windows after a granted charge of its key's sum: the key's before plus the
+/// costs up to its own, in arrival order, as [`decide`] would have left them one by one.
+fn shares(group: Usage, now: i64, key: &KeyChecks<'_>) -> Vec<Usage> {
     let before = |window: Window, charged: u64| Window {
         used: window
             .used
@@ -221,12 +329,13 @@ fn shares(group: Usage, now: i64, tokens: u64, write_tokens: u64, asks: &[Ask]) 
         ..window
     };
     let mut usage = Usage {
-        minute: before(group.minute, tokens),
-        hour: before(group.hour, tokens),
-        write: before(group.write, write_tokens),
+        minute: before(group.minute, key.tokens),
+        hour: before(group.hour, key.tokens),
+        write: before(group.write, key.write_tokens),
         granted: false,
     };
-    asks.iter()
+    key.asks
+        .iter()
         .map(|ask| {
             usage = decide(Some(usage), now, ask.cost, &ask.quota);
             usage
@@ -234,13 +343,12 @@ fn shares(group: Usage, now: i64, tokens: u64, write_tokens: u64, asks: &[Ask]) 
         .collect()
 }
 
-/// The leader of a key's group while it decides. Dropped, it hands the key on: to the first
-/// of its followers if it was dropped before deciding (its request went away; they are checked
-/// again, so an abandoned statement may have charged them once already), else to the first
-/// check that arrived meanwhile; with none, the key has no leader any more.
+/// The leader of a group while it decides. Dropped, it hands the lead on: to the first of its
+/// followers if it was dropped before deciding (its request went away; they are checked again,
+/// so an abandoned statement may have charged them once already), else to the first check that
+/// arrived meanwhile; with none, there is no leader any more.
 struct Leading<'a> {
     checks: &'a Checks,
-    subject: &'a str,
     followers: Vec<Waiting>,
     done: bool,
 }
@@ -255,10 +363,10 @@ impl Drop for Leading<'_> {
         loop {
             if next.is_empty() {
                 let mut waiting = self.checks.waiting();
-                match waiting.get_mut(self.subject) {
+                match waiting.as_mut() {
                     Some(queue) if !queue.is_empty() => next = mem::take(queue),
                     _ => {
-                        waiting.remove(self.subject);
+                        *waiting = None;
                         return;
                     }
                 }
@@ -274,11 +382,10 @@ impl Drop for Leading<'_> {
 }
 
 /// A check waiting for its group's leader. Dropped (its request went away, or it gave up
-/// waiting) just as the key was handed to it, it hands the key on: a lead must never be lost,
-/// or the key's checks would queue behind no one.
+/// waiting) just as the lead was handed to it, it hands the lead on: a lead must never be
+/// lost, or every check would queue behind no one.
 struct Queued<'a> {
     checks: &'a Checks,
-    subject: &'a str,
     decided: oneshot::Receiver<Answer>,
 }
 
@@ -288,7 +395,6 @@ impl Drop for Queued<'_> {
         if let Ok(Answer::Lead(followers)) = self.decided.try_recv() {
             drop(Leading {
                 checks: self.checks,
-                subject: self.subject,
                 followers,
                 done: false,
             });
@@ -311,13 +417,59 @@ async fn charge(
         .bind(MINUTE_MS)
         .bind(HOUR_MS)
         .bind(quota.write_window_ms)
-        .bind(i64::try_from(tokens).unwrap_or(i64::MAX))
-        .bind(i64::try_from(write_tokens).unwrap_or(i64::MAX))
+        .bind(count(tokens))
+        .bind(count(write_tokens))
         .bind(i64::from(quota.per_minute))
         .bind(i64::from(quota.per_hour))
         .bind(i64::from(quota.write_capacity))
         .fetch_one(&mut *conns.get().await?)
         .await?;
+    usage(&row)
+}
+
+/// One statement charging each key (those with one quota) its sum where it fits: the usage of
+/// each key whose row exists, by key.
+async fn charge_keys(
+    conns: &Connections,
+    now: i64,
+    keys: &[KeyChecks<'_>],
+) -> Result<HashMap<String, Usage>> {
+    let summed: Vec<(&KeyChecks, Quota)> = keys
+        .iter()
+        .filter_map(|key| Some((key, key.quota?)))
+        .collect();
+    let column = |f: fn(&KeyChecks, &Quota) -> i64| -> Vec<i64> {
+        summed.iter().map(|(key, quota)| f(key, quota)).collect()
+    };
+    let rows = sqlx::query(&CHECK_KEYS)
+        .bind(now)
+        .bind(MINUTE_MS)
+        .bind(HOUR_MS)
+        .bind(
+            summed
+                .iter()
+                .map(|(key, _)| key.subject)
+                .collect::<Vec<_>>(),
+        )
+        .bind(column(|key, _| count(key.tokens)))
+        .bind(column(|key, _| count(key.write_tokens)))
+        .bind(column(|_, quota| i64::from(quota.per_minute)))
+        .bind(column(|_, quota| i64::from(quota.per_hour)))
+        .bind(column(|_, quota| i64::from(quota.write_capacity)))
+        .bind(column(|_, quota| quota.write_window_ms))
+        .fetch_all(&mut *conns.get().await?)
+        .await?;
+    rows.iter()
+        .map(|row| Ok((row.try_get("subject")?, usage(row)?)))
+        .collect()
+}
+
+fn count(tokens: u64) -> i64 {
+    i64::try_from(tokens).unwrap_or(i64::MAX)
+}
+
+/// The windows a statement returned.
+fn usage(row: &PgRow) -> Result<Usage> {
     let used = |name: &str| -> Result<u32> {
         let n: i64 = row.try_get(name)?;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
@@ -355,6 +507,7 @@ mod tests {
 
     fn ask(now: i64, tokens: u32, write: bool) -> Ask {
         Ask {
+            subject: "key".to_owned(),
             now,
             cost: Cost { tokens, write },
             quota: QUOTA,
@@ -418,13 +571,57 @@ mod tests {
                     write: writes.write,
                     ..reads
                 };
-                assert_eq!(
-                    shares(group, now, 7, 3, &asks),
-                    one_by_one,
-                    "{before:?} at {now}"
-                );
+                let asks: Vec<&Ask> = asks.iter().collect();
+                let [key] = &KeyChecks::of(&asks)[..] else {
+                    panic!("one key")
+                };
+                assert_eq!((key.tokens, key.write_tokens), (7, 3));
+                assert_eq!(shares(group, now, key), one_by_one, "{before:?} at {now}");
             }
         }
+    }
+
+    /// A group's checks by key: in order of each key's first check, each with its places and
+    /// sums, and no shared quota where its checks' quotas differ.
+    #[test]
+    fn a_group_is_split_by_key() {
+        let on = |subject: &str, tokens, quota| Ask {
+            subject: subject.to_owned(),
+            quota,
+            ..ask(0, tokens, tokens > 1)
+        };
+        let other = Quota {
+            per_minute: 30,
+            ..QUOTA
+        };
+        let asks = [
+            on("b", 1, QUOTA),
+            on("a", 2, QUOTA),
+            on("b", 3, QUOTA),
+            on("a", 1, other),
+            on("c", 2, other),
+        ];
+        let asks: Vec<&Ask> = asks.iter().collect();
+        let keys: Vec<_> = KeyChecks::of(&asks)
+            .iter()
+            .map(|k| {
+                (
+                    k.subject,
+                    k.members.clone(),
+                    k.tokens,
+                    k.write_tokens,
+                    k.quota,
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("b", vec![0, 2], 4, 3, Some(QUOTA)),
+                ("a", vec![1, 3], 3, 2, None),
+                ("c", vec![4], 2, 2, Some(other)),
+            ]
+        );
     }
 
     /// Checks against a server that accepts connections and never answers; a statement gives
@@ -437,33 +634,47 @@ mod tests {
         (Arc::new(Checks::new(Connections::new(pool))), hold)
     }
 
-    fn start(checks: &Arc<Checks>) -> tokio::task::JoinHandle<Result<Usage>> {
+    fn start(
+        checks: &Arc<Checks>,
+        subject: &'static str,
+    ) -> tokio::task::JoinHandle<Result<Usage>> {
+        start_with(checks, subject, 1, false)
+    }
+
+    fn start_with(
+        checks: &Arc<Checks>,
+        subject: &'static str,
+        tokens: u32,
+        write: bool,
+    ) -> tokio::task::JoinHandle<Result<Usage>> {
         let checks = checks.clone();
         tokio::spawn(async move {
-            let cost = Cost {
-                tokens: 1,
-                write: false,
-            };
             checks
-                .check("key", 0, cost, &QUOTA, Duration::from_secs(60))
+                .check(
+                    subject,
+                    0,
+                    Cost { tokens, write },
+                    &QUOTA,
+                    Duration::from_secs(60),
+                )
                 .await
         })
     }
 
-    /// Waits (up to 10 s) until the key's queue holds `queued` checks, or, with `None`, until
-    /// the key has no leader.
+    /// Waits (up to 10 s) until the queue holds `queued` checks, or, with `None`, until there
+    /// is no leader.
     async fn until(checks: &Checks, queued: Option<usize>) {
         for _ in 0..1_000 {
-            if checks.waiting().get("key").map(Vec::len) == queued {
+            if checks.waiting().as_ref().map(Vec::len) == queued {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("the key's queue never came to {queued:?}");
+        panic!("the queue never came to {queued:?}");
     }
 
-    /// A key's leader (the first check) and two checks queued behind it, all waiting on the
-    /// silent server for up to `wait` a statement.
+    /// A leader (the first check) and two checks queued behind it, one of another key, all
+    /// waiting on the silent server for up to `wait` a statement.
     async fn one_leading_two_queued(
         wait: Duration,
     ) -> (
@@ -472,10 +683,10 @@ mod tests {
         [tokio::task::JoinHandle<Result<Usage>>; 3],
     ) {
         let (checks, hold) = silent_checks(wait).await;
-        let first = start(&checks);
+        let first = start(&checks, "a");
         until(&checks, Some(0)).await;
-        let second = start(&checks);
-        let third = start(&checks);
+        let second = start(&checks, "b");
+        let third = start(&checks, "a");
         until(&checks, Some(2)).await;
         (checks, hold, [first, second, third])
     }
@@ -485,11 +696,95 @@ mod tests {
         assert!(check.await.unwrap_err().is_cancelled());
     }
 
-    /// A leader whose request goes away mid-statement hands its key on to the checks that
-    /// queued behind it, one after another, and the last one leaves the key free; none is
+    /// Checks of several keys queued behind one leader are charged in one statement, and each
+    /// comes out as checking its key's requests one by one in arrival order would leave it:
+    /// keys whose sums fit, a key whose sum doesn't (its checks then made alone) and a key
+    /// with no row yet (the upsert). On a database of its own (`TEST_PG_URL`, as the API tests).
+    #[tokio::test]
+    async fn a_group_of_several_keys_charges_each_as_one_by_one_checks_would() {
+        let Some(database) = conn::TestDatabase::create("limits").await else {
+            return;
+        };
+        let pool = PgPoolOptions::new()
+            .max_connections(3)
+            .connect(&database.url)
+            .await
+            .unwrap();
+        sqlx::raw_sql(include_str!(
+            "../../migrations/postgres/0002_rate_limits.sql"
+        ))
+        .execute(&pool)
+        .await
+        .unwrap();
+        // Minute and hour used so far, the write bucket empty.
+        let rows = [("a", 3), ("b", 11), ("c", 18)];
+        for (subject, used) in rows {
+            sqlx::query("INSERT INTO rate_limit_windows VALUES ($1, 0, $2, 0, $2, 0, 0, true)")
+                .bind(subject)
+                .bind(i64::from(used))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        let checks = Arc::new(Checks::new(Connections::new(pool.clone())));
+        // Holding a's row keeps the first check (the leader) waiting, so the rest queue.
+        let mut hold = pool.begin().await.unwrap();
+        sqlx::query("SELECT FROM rate_limit_windows WHERE subject = 'a' FOR UPDATE")
+            .execute(&mut *hold)
+            .await
+            .unwrap();
+        let asks = [
+            ("a", 1, false),
+            ("b", 2, false),
+            ("a", 1, true),
+            ("c", 1, false),
+            ("d", 3, true),
+            ("b", 1, true),
+            ("c", 1, false),
+            ("d", 1, false),
+            ("c", 1, false),
+            ("a", 2, false),
+        ];
+        let mut started = Vec::new();
+        for (queued, &(subject, tokens, write)) in asks.iter().enumerate() {
+            started.push(start_with(&checks, subject, tokens, write));
+            until(&checks, Some(queued)).await;
+        }
+        hold.commit().await.unwrap();
+        let mut usages: HashMap<&str, Option<Usage>> = rows
+            .iter()
+            .map(|&(subject, used)| {
+                let window = Window { start: 0, used };
+                let usage = Usage {
+                    minute: window,
+                    hour: window,
+                    write: Window::default(),
+                    granted: true,
+                };
+                (subject, Some(usage))
+            })
+            .collect();
+        for (&(subject, tokens, write), check) in asks.iter().zip(started) {
+            let usage = usages.entry(subject).or_default();
+            let expected = decide(*usage, 0, Cost { tokens, write }, &QUOTA);
+            *usage = Some(expected);
+            assert_eq!(check.await.unwrap().unwrap(), expected, "{subject}");
+        }
+        assert_eq!(
+            usages["c"].map(|u| u.minute.used),
+            Some(20),
+            "c's third is refused"
+        );
+        until(&checks, None).await;
+        pool.close().await;
+        database.remove().await;
+    }
+
+    /// A leader whose request goes away mid-statement hands the lead on to the checks that
+    /// queued behind it, one after another, and the last one leaves the lead free; none is
     /// left waiting for a leader that is gone.
     #[tokio::test]
-    async fn a_leader_that_goes_away_hands_its_key_on() {
+    async fn a_leader_that_goes_away_hands_the_lead_on() {
         let (checks, hold, [first, second, third]) =
             one_leading_two_queued(Duration::from_secs(60)).await;
         stop(first).await;
@@ -502,10 +797,10 @@ mod tests {
         hold.abort();
     }
 
-    /// A check dropped just as the key reaches it (its leader and it go away together) hands
-    /// the key on rather than losing it with the message.
+    /// A check dropped just as the lead reaches it (its leader and it go away together) hands
+    /// the lead on rather than losing it with the message.
     #[tokio::test]
-    async fn a_check_that_goes_away_as_the_key_reaches_it_hands_it_on() {
+    async fn a_check_that_goes_away_as_the_lead_reaches_it_hands_it_on() {
         let (checks, hold, [first, second, third]) =
             one_leading_two_queued(Duration::from_secs(60)).await;
         first.abort();
@@ -520,9 +815,9 @@ mod tests {
     }
 
     /// A statement that fails fails its whole group, at once and not by timing out, and the
-    /// next group's leader fails the same way; then the key is free.
+    /// next group's leader fails the same way; then the lead is free.
     #[tokio::test]
-    async fn a_failing_statement_fails_its_group_and_frees_the_key() {
+    async fn a_failing_statement_fails_its_group_and_frees_the_lead() {
         let (checks, hold, queued) = one_leading_two_queued(Duration::from_secs(1)).await;
         for check in queued {
             let answer = tokio::time::timeout(Duration::from_secs(10), check)

@@ -321,30 +321,16 @@ mod tests {
     /// timing makes one.)
     #[tokio::test]
     async fn a_refused_create_fails_alone_in_every_kind_of_group() {
-        let admin = std::env::var("TEST_PG_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-        let name = format!("corkboard_commit_{}", uuid::Uuid::new_v4().simple());
-        let required = ["TEST_PG_URL", "CI"]
-            .iter()
-            .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()));
-        let mut server = match PgConnection::connect(&format!("{admin}/postgres")).await {
-            Ok(server) => server,
-            Err(e) if !required => {
-                eprintln!("PostgreSQL is not running on {admin} ({e}): this test was left out");
-                return;
-            }
-            Err(e) => panic!("PostgreSQL at {admin} (TEST_PG_URL or CI is set): {e}"),
+        let Some(database) = crate::store::postgres::conn::TestDatabase::create("commit").await
+        else {
+            return;
         };
-        sqlx::query(&format!("CREATE DATABASE {name}"))
-            .execute(&mut server)
-            .await
-            .unwrap();
-        let url = format!("{admin}/{name}");
-        let store = PgStore::open(&url, 2, crate::events::Records::shared("http://test"))
+        let url = &database.url;
+        let store = PgStore::open(url, 2, crate::events::Records::shared("http://test"))
             .await
             .unwrap();
         let ws = store.ensure_workspace("default").await.unwrap();
-        let mut conn = PgConnection::connect(&url).await.unwrap();
+        let mut conn = PgConnection::connect(url).await.unwrap();
         sqlx::raw_sql(
             "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ \
              BEGIN IF NEW.title = 'poison' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$; \
@@ -403,9 +389,6 @@ mod tests {
         let _ = conn.close().await;
         store.close().await;
         drop(store);
-        sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)"))
-            .execute(&mut server)
-            .await
-            .unwrap();
+        database.remove().await;
     }
 }

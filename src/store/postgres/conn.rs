@@ -353,6 +353,52 @@ pub(crate) async fn silent_server() -> (
     (options, hold)
 }
 
+/// A fresh database of a test's own on the tests' server (`TEST_PG_URL`, as the API tests).
+#[cfg(test)]
+pub(crate) struct TestDatabase {
+    pub url: String,
+    name: String,
+    server: PgConnection,
+}
+
+#[cfg(test)]
+impl TestDatabase {
+    /// `None`, said on stderr, when no server answers and neither `TEST_PG_URL` nor `CI` is
+    /// set: then the test is left out, as the API tests' PostgreSQL half is.
+    pub async fn create(prefix: &str) -> Option<TestDatabase> {
+        let admin = std::env::var("TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+        let required = ["TEST_PG_URL", "CI"]
+            .iter()
+            .any(|name| std::env::var(name).is_ok_and(|v| !v.is_empty()));
+        let mut server = match PgConnection::connect(&format!("{admin}/postgres")).await {
+            Ok(server) => server,
+            Err(e) if !required => {
+                eprintln!("PostgreSQL is not running on {admin} ({e}): this test was left out");
+                return None;
+            }
+            Err(e) => panic!("PostgreSQL at {admin} (TEST_PG_URL or CI is set): {e}"),
+        };
+        let name = format!("corkboard_{prefix}_{}", uuid::Uuid::new_v4().simple());
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut server)
+            .await
+            .unwrap();
+        Some(TestDatabase {
+            url: format!("{admin}/{name}"),
+            name,
+            server,
+        })
+    }
+
+    pub async fn remove(mut self) {
+        sqlx::query(&format!("DROP DATABASE {} WITH (FORCE)", self.name))
+            .execute(&mut self.server)
+            .await
+            .unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
