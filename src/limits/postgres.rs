@@ -31,6 +31,64 @@ use crate::{
     store::postgres::conn::{self, Connections},
 };
 
+/// A charge's new windows over the old row `r`, as [`super::decide`] makes them; each term
+/// names where the statement keeps that value (a parameter, or a column of its input).
+struct Terms {
+    now: &'static str,
+    minute_ms: &'static str,
+    hour_ms: &'static str,
+    write_ms: &'static str,
+    tokens: &'static str,
+    write_tokens: &'static str,
+    per_minute: &'static str,
+    per_hour: &'static str,
+    write_capacity: &'static str,
+}
+
+impl Terms {
+    /// The SET list of a charge: each window moved on if it ended, the costs added if they fit
+    /// every window, and whether they did.
+    fn set(&self) -> String {
+        let Terms {
+            now,
+            minute_ms,
+            hour_ms,
+            write_ms,
+            tokens,
+            write_tokens,
+            per_minute,
+            per_hour,
+            write_capacity,
+        } = self;
+        let used = |window: &str, length: &str| {
+            format!(
+                "(CASE WHEN r.{window}_start + {length} > {now} THEN r.{window}_used ELSE 0 END)"
+            )
+        };
+        let (minute, hour, write) = (
+            used("minute", minute_ms),
+            used("hour", hour_ms),
+            used("write", write_ms),
+        );
+        let fits = format!(
+            "({minute} + {tokens} <= {per_minute} AND {hour} + {tokens} <= {per_hour} \
+             AND {write} + {write_tokens} <= {write_capacity})"
+        );
+        let start = |window: &str, length: &str| {
+            format!("{window}_start = CASE WHEN r.{window}_start + {length} > {now} THEN r.{window}_start ELSE {now} END")
+        };
+        format!(
+            "{}, minute_used = {minute} + CASE WHEN {fits} THEN {tokens} ELSE 0 END, \
+             {}, hour_used = {hour} + CASE WHEN {fits} THEN {tokens} ELSE 0 END, \
+             {}, write_used = {write} + CASE WHEN {fits} THEN {write_tokens} ELSE 0 END, \
+             granted = {fits}",
+            start("minute", minute_ms),
+            start("hour", hour_ms),
+            start("write", write_ms),
+        )
+    }
+}
+
 /// The windows a check leaves, as both statements return them.
 const WINDOWS: &str =
     "minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted";
@@ -39,10 +97,18 @@ const WINDOWS: &str =
 /// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that
 /// send them untyped (pgbench runs this text in `bench/sql/`).
 pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
-    let minute = "(CASE WHEN r.minute_start + $3 > $2 THEN r.minute_used ELSE 0 END)";
-    let hour = "(CASE WHEN r.hour_start + $4 > $2 THEN r.hour_used ELSE 0 END)";
-    let write = "(CASE WHEN r.write_start + $5 > $2 THEN r.write_used ELSE 0 END)";
-    let fits = format!("({minute} + $6 <= $8 AND {hour} + $6 <= $9 AND {write} + $7 <= $10)");
+    let set = Terms {
+        now: "$2",
+        minute_ms: "$3",
+        hour_ms: "$4",
+        write_ms: "$5",
+        tokens: "$6",
+        write_tokens: "$7",
+        per_minute: "$8",
+        per_hour: "$9",
+        write_capacity: "$10",
+    }
+    .set();
     // The first use of the counts and limits, so the casts type them for the whole statement.
     let fresh_fits = "($6::int8 <= $8::int8 AND $6::int8 <= $9::int8 AND $7::int8 <= $10::int8)";
     format!(
@@ -50,14 +116,7 @@ pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
          (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted) \
          VALUES ($1, $2, CASE WHEN {fresh_fits} THEN $6 ELSE 0 END, $2, CASE WHEN {fresh_fits} THEN $6 ELSE 0 END, \
                  $2, CASE WHEN {fresh_fits} THEN $7 ELSE 0 END, {fresh_fits}) \
-         ON CONFLICT (subject) DO UPDATE SET \
-           minute_start = CASE WHEN r.minute_start + $3 > $2 THEN r.minute_start ELSE $2 END, \
-           minute_used = {minute} + CASE WHEN {fits} THEN $6 ELSE 0 END, \
-           hour_start = CASE WHEN r.hour_start + $4 > $2 THEN r.hour_start ELSE $2 END, \
-           hour_used = {hour} + CASE WHEN {fits} THEN $6 ELSE 0 END, \
-           write_start = CASE WHEN r.write_start + $5 > $2 THEN r.write_start ELSE $2 END, \
-           write_used = {write} + CASE WHEN {fits} THEN $7 ELSE 0 END, \
-           granted = {fits} \
+         ON CONFLICT (subject) DO UPDATE SET {set} \
          RETURNING {WINDOWS}"
     )
 });
@@ -68,13 +127,18 @@ pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
 /// two replicas' statements can't deadlock, and READ COMMITTED has the update read each row as
 /// its lock found it. Returns the rows charged, with their key.
 static CHECK_KEYS: LazyLock<String> = LazyLock::new(|| {
-    let minute = "(CASE WHEN r.minute_start + $2 > $1 THEN r.minute_used ELSE 0 END)";
-    let hour = "(CASE WHEN r.hour_start + $3 > $1 THEN r.hour_used ELSE 0 END)";
-    let write = "(CASE WHEN r.write_start + c.write_window > $1 THEN r.write_used ELSE 0 END)";
-    let fits = format!(
-        "({minute} + c.tokens <= c.per_minute AND {hour} + c.tokens <= c.per_hour \
-          AND {write} + c.write_tokens <= c.write_capacity)"
-    );
+    let set = Terms {
+        now: "$1",
+        minute_ms: "$2",
+        hour_ms: "$3",
+        write_ms: "c.write_window",
+        tokens: "c.tokens",
+        write_tokens: "c.write_tokens",
+        per_minute: "c.per_minute",
+        per_hour: "c.per_hour",
+        write_capacity: "c.write_capacity",
+    }
+    .set();
     let windows = WINDOWS.replace(", ", ", r.");
     format!(
         "WITH c AS MATERIALIZED (SELECT * FROM UNNEST($4::text[], $5::int8[], $6::int8[], \
@@ -82,14 +146,7 @@ static CHECK_KEYS: LazyLock<String> = LazyLock::new(|| {
                AS c (subject, tokens, write_tokens, per_minute, per_hour, write_capacity, write_window)), \
          locked AS MATERIALIZED (SELECT r.subject FROM rate_limit_windows r JOIN c USING (subject) \
                ORDER BY r.subject FOR UPDATE OF r) \
-         UPDATE rate_limit_windows AS r SET \
-           minute_start = CASE WHEN r.minute_start + $2 > $1 THEN r.minute_start ELSE $1 END, \
-           minute_used = {minute} + CASE WHEN {fits} THEN c.tokens ELSE 0 END, \
-           hour_start = CASE WHEN r.hour_start + $3 > $1 THEN r.hour_start ELSE $1 END, \
-           hour_used = {hour} + CASE WHEN {fits} THEN c.tokens ELSE 0 END, \
-           write_start = CASE WHEN r.write_start + c.write_window > $1 THEN r.write_start ELSE $1 END, \
-           write_used = {write} + CASE WHEN {fits} THEN c.write_tokens ELSE 0 END, \
-           granted = {fits} \
+         UPDATE rate_limit_windows AS r SET {set} \
          FROM c WHERE r.subject = c.subject AND (SELECT count(*) FROM locked) >= 0 \
          RETURNING r.subject, r.{windows}"
     )
@@ -233,7 +290,7 @@ impl Checks {
             let group = match (charged.remove(key.subject), key.quota) {
                 (Some(usage), _) => Some(usage),
                 // Not charged yet: the key's first check, or the group is its alone.
-                (None, Some(quota)) if key.members.len() > 1 => Some(
+                (None, Some(quota)) if key.checks.len() > 1 => Some(
                     charge(
                         &self.conns,
                         key.subject,
@@ -250,7 +307,7 @@ impl Checks {
                 Some(group) if group.granted => shares(group, now, key),
                 _ => self.one_by_one(key).await?,
             };
-            for (&i, usage) in key.members.iter().zip(decided) {
+            for (&(i, _), usage) in key.checks.iter().zip(decided) {
                 usages[i] = usage;
             }
         }
@@ -259,8 +316,8 @@ impl Checks {
 
     /// A key's checks made alone, in arrival order.
     async fn one_by_one(&self, key: &KeyChecks<'_>) -> Result<Vec<Usage>> {
-        let mut usages = Vec::with_capacity(key.asks.len());
-        for ask in &key.asks {
+        let mut usages = Vec::with_capacity(key.checks.len());
+        for (_, ask) in &key.checks {
             usages.push(
                 charge(
                     &self.conns,
@@ -280,9 +337,8 @@ impl Checks {
 /// One key's checks in a group.
 struct KeyChecks<'a> {
     subject: &'a str,
-    /// Their places in the group, in arrival order.
-    members: Vec<usize>,
-    asks: Vec<&'a Ask>,
+    /// Its checks with their places in the group, in arrival order.
+    checks: Vec<(usize, &'a Ask)>,
     tokens: u64,
     write_tokens: u64,
     /// The quota they all share; `None` if they differ (each is then checked alone).
@@ -298,8 +354,7 @@ impl<'a> KeyChecks<'a> {
             let at = *index.entry(&ask.subject).or_insert_with(|| {
                 keys.push(KeyChecks {
                     subject: &ask.subject,
-                    members: Vec::new(),
-                    asks: Vec::new(),
+                    checks: Vec::new(),
                     tokens: 0,
                     write_tokens: 0,
                     quota: Some(ask.quota),
@@ -307,8 +362,7 @@ impl<'a> KeyChecks<'a> {
                 keys.len() - 1
             });
             let key = &mut keys[at];
-            key.members.push(i);
-            key.asks.push(ask);
+            key.checks.push((i, ask));
             key.tokens += u64::from(ask.cost.tokens);
             key.write_tokens += u64::from(ask.cost.write_tokens());
             if key.quota != Some(ask.quota) {
@@ -334,9 +388,9 @@ fn shares(group: Usage, now: i64, key: &KeyChecks<'_>) -> Vec<Usage> {
         write: before(group.write, key.write_tokens),
         granted: false,
     };
-    key.asks
+    key.checks
         .iter()
-        .map(|ask| {
+        .map(|(_, ask)| {
             usage = decide(Some(usage), now, ask.cost, &ask.quota);
             usage
         })
@@ -607,7 +661,7 @@ mod tests {
             .map(|k| {
                 (
                     k.subject,
-                    k.members.clone(),
+                    k.checks.iter().map(|&(i, _)| i).collect::<Vec<_>>(),
                     k.tokens,
                     k.write_tokens,
                     k.quota,
