@@ -484,8 +484,8 @@ bench_store() {
     ws=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT workspace_id FROM api_keys WHERE lookup = ?", (sys.argv[2],)).fetchone()[0])' "$WORK/sqlite/corkboard.db" "$lookup")
     # A copy of the store, so the loop runs on the same schema and indexes.
     python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))' "$WORK/sqlite/corkboard.db" "$WORK/ceiling.db"
-    ceiling=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR")
-    ceiling_batch=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$lookup" "$ws" "$DUR" 100)
+    ceiling=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$ws" "$DUR")
+    ceiling_batch=$(python3 bench/sqlite_ceiling.py "$WORK/ceiling.db" "$ws" "$DUR" 100)
     line "sqlite.post_pin_rps (vs the same statements in a SQLite loop)" "$post_rps" "$ceiling"
     line "sqlite.batch100_rps (vs the same statements in a SQLite loop)" "$batch_rps" "$ceiling_batch"
     line "sqlite.batch100_cost_in_pins of the SQLite loop itself" "$(ratio "$ceiling" "$ceiling_batch")" 5
@@ -493,7 +493,7 @@ bench_store() {
     local url="$PG_ADMIN/corkboard_bench_$$" create_tps read_tps batch_tps vars pin
     read -r key_id ws <<<"$(psql -tA -F ' ' "$url" -c "SELECT id, workspace_id FROM api_keys WHERE lookup = '$lookup'")"
     # The values the service binds (sql/*.sql says which statement takes which).
-    vars=(-D lookup="$lookup" -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")
+    vars=(-D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")
     pin=(-D pin_type=stat-cards -D layout=1x1 -D tags='{}'
       -D config='{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}')
     create_tps=$(pg_tps bench/sql/create.sql "$url" "${vars[@]}" "${pin[@]}")
@@ -519,7 +519,7 @@ bench_store() {
   if [ "$store" = postgres ]; then
     local list_tps list_pg_p99
     read -r list_tps list_pg_p99 <<<"$(pg_list bench/sql/list.sql "$PG_ADMIN/corkboard_bench_$$" \
-      -D lookup="$lookup" -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")"
+      -D key="$key_id" -D ws="$ws" -D now="$(date +%s%3N)")"
     line "postgres.list200_rps (vs pgbench of the same statements)" "$list_rps" "$list_tps"
     line "postgres.list200_p99_ms (vs pgbench of the same statements)" "$list_p99" "$list_pg_p99"
   fi
@@ -745,7 +745,7 @@ PY
     data=$(curl -sf -H "Authorization: Bearer $first" "$base$id" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["data"], separators=(",", ":")))')
     config=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["pin_config"], separators=(",", ":")).replace("@U@", "00000.0.000000"))' "$WORK/writes_patch.json")
     before=$(updates_versions "$base" 0 1)
-    update_tps=$(PGOPTIONS="-c enable_seqscan=off" pg_tps bench/sql/update.sql "$url" -D lookup="${first:4:12}" -D key="$key_id" -D ws="$ws" \
+    update_tps=$(PGOPTIONS="-c enable_seqscan=off" pg_tps bench/sql/update.sql "$url" -D key="$key_id" -D ws="$ws" \
       -D now="$(date +%s%3N)" -D config="$config" -D data="$data")
     after=$(updates_versions "$base" 0 1)
     # pgbench's updates that found their pin moved on (two clients on one pin) wrote nothing.

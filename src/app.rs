@@ -64,6 +64,8 @@ pub struct AppState {
     /// Web sign-in; `None` when off (no client id).
     pub(crate) oidc: Option<Arc<crate::auth::Oidc>>,
     touched: Arc<Mutex<HashMap<String, Instant>>>,
+    /// API keys' principals kept between requests (see [`crate::auth::KeyCache`]).
+    pub(crate) keys: Arc<crate::auth::KeyCache>,
     /// Rendered pin records for the lists (see [`crate::pins::records`]).
     pub records: Arc<RecordCache>,
     /// Rendered (`?render=true`) list records (see [`crate::pins::rendered`]).
@@ -130,6 +132,7 @@ impl AppState {
             ready: Arc::new(AtomicBool::new(true)),
             metrics,
             touched: Arc::default(),
+            keys: Arc::default(),
             records: Arc::new(RecordCache::new(cache_bytes)),
             rendered: Arc::new(RenderedCache::new(cache_bytes)),
             known_pins: Arc::new(KnownPins::new(cache_bytes)),

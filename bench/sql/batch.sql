@@ -1,12 +1,12 @@
--- What one POST /v1/pins/batch of 100 stat-cards runs on PostgreSQL: the key lookup
--- (store::FIND_KEY), the rate-limit check (limits::postgres::CHECK, 10 tokens for 100 items)
--- and the one INSERT of every row from arrays (store::postgres::INSERT_PINS). The text is the
+-- What one POST /v1/pins/batch of 100 stat-cards runs on PostgreSQL with its key's principal
+-- kept (auth/key_cache.rs: no lookup of the key), the rate-limit check (limits::postgres::CHECK,
+-- 10 tokens for 100 items, reading auth_changes) and the one INSERT of every row from arrays (store::postgres::INSERT_PINS). The text is the
 -- store's with pgbench variables for `$n`; `cargo test bench_sql` fails if they differ.
 -- pgbench can't build arrays, so a query of the benchmark's own, ended by `\gset`, makes
 -- them first: 100 fresh time-ordered ids, and the pin's values 100 times (its cost counts
 -- against the baseline). bench/run.sh compares this with create.sql: what a batch costs
 -- the database itself, in pins.
--- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
+-- pgbench -M prepared -D key=<key id> -D ws=<workspace id> -D now=<ms>
 --   -D pin_type=stat-cards -D layout=1x1 -D config=<pin_config JSON>
 \set minute_ms 60000
 \set hour_ms 3600000
@@ -16,7 +16,6 @@
 \set per_minute 2000000000
 \set per_hour 2000000000
 \set write_capacity 2000000000
-SELECT * FROM api_keys WHERE lookup = :lookup;
 INSERT INTO rate_limit_windows AS r
   (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted)
   VALUES (:key, :now,
@@ -32,7 +31,8 @@ INSERT INTO rate_limit_windows AS r
     write_start = CASE WHEN r.write_start + :write_ms > :now THEN r.write_start ELSE :now END,
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
-  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
+  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
+    (SELECT n FROM auth_changes) AS auth_changes;
 SELECT array_agg('p-' || lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::int8), 12, '0')
     || md5(random()::text || i)) AS ids,
   array_fill(:ws::text, ARRAY[100]) AS wss, array_fill(:pin_type::text, ARRAY[100]) AS types,

@@ -1,12 +1,12 @@
 -- What one POST /v1/pins (stat-cards) runs on PostgreSQL, each its own statement with no
--- explicit transaction: the key lookup (store::FIND_KEY), the rate-limit check
--- (limits::postgres::CHECK) and the insert (store::INSERT_PIN). The text is the store's with
+-- explicit transaction, its key's principal kept (auth/key_cache.rs: no lookup of the key):
+-- the rate-limit check (limits::postgres::CHECK, reading auth_changes) and the insert (store::INSERT_PIN). The text is the store's with
 -- pgbench variables for `$n`; `cargo test bench_sql` fails if they differ. pgbench can't send
 -- NULL: title, provenance, key, expected_every_secs, stale_due_at, status_rules, status and
 -- status_due (NULL in the benchmark's pin) are literals. Under load the service
 -- inserts many creates' pins in one statement (group commit, store/pg_commit.rs); this runs
 -- each create's statements on its own, as a server that commits each create alone would.
--- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
+-- pgbench -M prepared -D key=<key id> -D ws=<workspace id> -D now=<ms>
 --   -D pin_type=stat-cards -D layout=1x1 -D tags='{}' -D config=<pin_config JSON>
 \set id random(1, 9000000000000000000)
 \set minute_ms 60000
@@ -19,7 +19,6 @@
 \set write_capacity 2000000000
 \set public false
 \set version 1
-SELECT * FROM api_keys WHERE lookup = :lookup;
 INSERT INTO rate_limit_windows AS r
   (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted)
   VALUES (:key, :now,
@@ -35,7 +34,8 @@ INSERT INTO rate_limit_windows AS r
     write_start = CASE WHEN r.write_start + :write_ms > :now THEN r.write_start ELSE :now END,
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
-  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
+  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
+    (SELECT n FROM auth_changes) AS auth_changes;
 INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
     expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)
   VALUES (:id, :ws, :pin_type, :config, :layout, :public, NULL, :tags, NULL, :version, :now, :now, NULL, NULL, :now, NULL,

@@ -1,11 +1,11 @@
--- What one GET /v1/pins?limit=200 runs on PostgreSQL: the key lookup (store::FIND_KEY), the
--- rate-limit check (limits::postgres::CHECK, a read: no write cost) and the page's keys
+-- What one GET /v1/pins?limit=200 runs on PostgreSQL, its key's principal kept (no lookup of
+-- the key): the rate-limit check (limits::postgres::CHECK, a read: no write cost) and the page's keys
 -- (store::LIST_PIN_KEYS with store::postgres::NEWEST_FIRST and the limit plus one, to know
 -- whether a next page exists). The pins themselves come from the service's rendered records (most
 -- pages show pins it has rendered), so this is the least a list asks of the database. The
 -- text is the store's with pgbench variables for `$n`; `cargo test bench_sql` fails if they
 -- differ.
--- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
+-- pgbench -M prepared -D key=<key id> -D ws=<workspace id> -D now=<ms>
 \set minute_ms 60000
 \set hour_ms 3600000
 \set write_ms 60000
@@ -14,7 +14,6 @@
 \set per_minute 2000000000
 \set per_hour 2000000000
 \set write_capacity 2000000000
-SELECT * FROM api_keys WHERE lookup = :lookup;
 INSERT INTO rate_limit_windows AS r
   (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted)
   VALUES (:key, :now,
@@ -30,5 +29,6 @@ INSERT INTO rate_limit_windows AS r
     write_start = CASE WHEN r.write_start + :write_ms > :now THEN r.write_start ELSE :now END,
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
-  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
+  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
+    (SELECT n FROM auth_changes) AS auth_changes;
 SELECT seq, id, version, updated_at, last_pushed_at, expected_every_secs FROM pins WHERE workspace_id = :ws ORDER BY seq DESC LIMIT 201;

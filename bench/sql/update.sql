@@ -1,6 +1,6 @@
--- What one PATCH /v1/pins/{id} (a stat-cards pin's configuration) runs on PostgreSQL: the key
--- lookup (store::FIND_KEY) and the rate-limit check (limits::postgres::CHECK, a write) and the
--- pin read (store::postgres::GET_PINS) on the request's connection, then what the group
+-- What one PATCH /v1/pins/{id} (a stat-cards pin's configuration) runs on PostgreSQL, its
+-- key's principal kept (no lookup of the key): the rate-limit check (limits::postgres::CHECK, a
+-- write) and the pin read (store::postgres::GET_PINS) on the request's connection, then what the group
 -- commit runs for it (store/postgres/commit.rs): BEGIN, the lock of its pin
 -- (LOCK_VERSIONS), the compare-and-set update from arrays (UPDATE_PINS, which saves the
 -- replaced state as a past version and prunes beyond the retention), the event's append
@@ -16,7 +16,7 @@
 -- `version` is the one the update expects, as the service's read gives it; two clients
 -- picking one pin at once make the later one's update write nothing (the service would
 -- decide it again), which at 32 clients over 200 pins is rare.
--- pgbench -M prepared -D lookup=... -D key=<key id> -D ws=<workspace id> -D now=<ms>
+-- pgbench -M prepared -D key=<key id> -D ws=<workspace id> -D now=<ms>
 --   -D config=<the new pin_config JSON> -D data=<a pin record as GET returns it (the event)>
 \set minute_ms 60000
 \set hour_ms 3600000
@@ -28,7 +28,6 @@
 \set write_capacity 2000000000
 \set retention 20
 \set n random(0, 199)
-SELECT * FROM api_keys WHERE lookup = :lookup;
 INSERT INTO rate_limit_windows AS r
   (subject, minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted)
   VALUES (:key, :now,
@@ -44,7 +43,8 @@ INSERT INTO rate_limit_windows AS r
     write_start = CASE WHEN r.write_start + :write_ms > :now THEN r.write_start ELSE :now END,
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
-  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted;
+  RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
+    (SELECT n FROM auth_changes) AS auth_changes;
 SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]::text AS expected,
   ARRAY[version + 1]::text AS versions, ARRAY[version - :retention]::text AS keep_above,
   ARRAY[CASE WHEN (version + 1) % 64 = 0 THEN 0 ELSE version - :retention - 1 END]::text AS prune_above,

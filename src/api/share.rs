@@ -24,7 +24,7 @@ use super::{
 };
 use crate::{
     app::AppState,
-    auth::{Auth, BoardAuth, PinsShare},
+    auth::{Auth, BoardAuth, PinsShare, Reuse},
     error::{Error, Result},
     events::Resume,
     limits::{client_address, count_share_request, guarded_authenticate},
@@ -226,8 +226,8 @@ async fn visitor(state: &AppState, request: &Parts) -> Result<Viewer> {
         return Ok(session.map_or(Viewer::Public, |who| Viewer::SignedIn(who.principal)));
     }
     Ok(
-        match guarded_authenticate(state, &request.headers, &request.extensions).await {
-            Ok(principal) => Viewer::SignedIn(principal),
+        match guarded_authenticate(state, &request.headers, &request.extensions, Reuse::No).await {
+            Ok(authenticated) => Viewer::SignedIn(authenticated.principal),
             Err(_) => Viewer::Refused,
         },
     )

@@ -1,7 +1,7 @@
 //! The [`Auth`] extractor: authenticates the bearer credential and checks one scope, so a
 //! handler's signature says which scope it needs.
 
-use std::marker::PhantomData;
+use std::{marker::PhantomData, sync::Arc};
 
 use axum::{
     extract::FromRequestParts,
@@ -10,6 +10,7 @@ use axum::{
 
 use super::{
     access::{authorize, Access},
+    key_cache::KeptKey,
     users, ApiKeySecret, Principal, Reach, Scope, Scopes, Subject, Tier,
 };
 use crate::{app::AppState, Error};
@@ -66,12 +67,33 @@ impl<S: RequiredScope + Send + Sync> FromRequestParts<AppState> for Auth<S> {
     }
 }
 
+/// Whether an API key's principal kept by an earlier request may serve this one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reuse {
+    /// Read the key's rows (pages: nothing confirms a kept principal there).
+    No,
+    /// Serve a kept principal, else read the rows and keep them (API requests, whose rate-limit
+    /// check confirms a kept principal: [`crate::limits::enforce`]).
+    Yes,
+    /// Read the rows and keep them: the kept principal was found out of date.
+    Refresh,
+}
+
+/// An authenticated caller, and what is left to confirm.
+pub(crate) struct Authenticated {
+    pub principal: Principal,
+    /// PostgreSQL, a kept principal: the count of changes to credentials (`auth_changes`) it
+    /// was kept under. It serves only if the rate-limit check reads the same count.
+    pub unconfirmed: Option<i64>,
+}
+
 /// Checks the bearer credential in `headers`: a live API key (`cbk_...`), else, when ID
 /// tokens are configured, a valid JWT. 401 for anything else.
 pub(crate) async fn authenticate(
     headers: &HeaderMap,
     state: &AppState,
-) -> Result<Principal, Error> {
+    reuse: Reuse,
+) -> Result<Authenticated, Error> {
     let presented = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -81,26 +103,88 @@ pub(crate) async fn authenticate(
             (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
         })
         .ok_or(Error::Unauthorized)?;
-    let principal = if presented.starts_with(ApiKeySecret::PREFIX) {
-        key_principal(presented, state).await
+    let authenticated = if presented.starts_with(ApiKeySecret::PREFIX) {
+        key_principal(presented, state, reuse).await
     } else {
         match &state.jwt {
             Some(jwt) => match jwt.verify(presented).await {
-                Ok(identity) => users::sign_in(state, identity).await,
+                Ok(identity) => {
+                    users::sign_in(state, identity)
+                        .await
+                        .map(|principal| Authenticated {
+                            principal,
+                            unconfirmed: None,
+                        })
+                }
                 Err(e) => Err(e),
             },
             None => Err(Error::Unauthorized),
         }
     };
     // A credential was sent: a refusal names it (`WWW-Authenticate: ... invalid_token`).
-    principal.map_err(|e| match e {
+    authenticated.map_err(|e| match e {
         Error::Unauthorized => Error::InvalidToken,
         other => other,
     })
 }
 
-async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, Error> {
+async fn key_principal(
+    presented: &str,
+    state: &AppState,
+    reuse: Reuse,
+) -> Result<Authenticated, Error> {
     let presented = ApiKeySecret::from_presented(presented).ok_or(Error::Unauthorized)?;
+    let now = state.clock.now_ms();
+    let epoch = match reuse {
+        Reuse::No => None,
+        Reuse::Yes | Reuse::Refresh => state.store.auth().current(),
+    };
+    let kept = match (reuse, epoch) {
+        (Reuse::Yes, Some(epoch)) => state.keys.get(presented.lookup(), epoch, now),
+        _ => None,
+    };
+    let (key, unconfirmed) = match kept {
+        Some(key) => {
+            state.note_key_used(&key.id);
+            let changes = key.changes;
+            (key, changes)
+        }
+        None => {
+            // Read before the rows, so that a change committed between the two makes what
+            // is kept out of date rather than wrongly current.
+            let changes = match epoch {
+                Some(_) => state.store.auth_changes().await?,
+                None => None,
+            };
+            let key = Arc::new(KeptKey {
+                changes,
+                ..read_key(&presented, state).await?
+            });
+            if let Some(epoch) = epoch {
+                state.keys.keep(presented.lookup(), epoch, now, key.clone());
+            }
+            (key, None)
+        }
+    };
+    if key.expires_at.is_some_and(|at| at <= now) || !presented.hash().matches(&key.secret_hash) {
+        return Err(Error::Unauthorized);
+    }
+    tracing::Span::current().record("key_id", key.id.as_str());
+    Ok(Authenticated {
+        principal: Principal {
+            workspace_id: key.workspace_id.clone(),
+            subject: Subject::Key(key.id.clone()),
+            scopes: key.scopes,
+            tier: key.tier,
+            reach: Reach::Workspace,
+        },
+        unconfirmed,
+    })
+}
+
+/// Reads the key of `presented` and, for a key a user made, its creator's role: a live key
+/// whose secret matches, else 401.
+async fn read_key(presented: &ApiKeySecret, state: &AppState) -> Result<KeptKey, Error> {
     let row = state
         .store
         .find_key(presented.lookup())
@@ -122,7 +206,6 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
         scopes = scopes.within(ceiling);
     }
     let tier = Tier::parse(&row.tier).unwrap_or(state.settings.default_tier);
-    tracing::Span::current().record("key_id", row.id.as_str());
     if row.last_used_at.is_none() {
         // A key's first use is written before it is answered, so `GET /api-keys` shows it
         // at once; later uses in the background, at most once a minute.
@@ -132,11 +215,13 @@ async fn key_principal(presented: &str, state: &AppState) -> Result<Principal, E
     } else {
         state.note_key_used(&row.id);
     }
-    Ok(Principal {
+    Ok(KeptKey {
+        id: row.id,
         workspace_id: row.workspace_id,
-        subject: Subject::Key(row.id),
+        secret_hash: row.secret_hash,
+        expires_at: row.expires_at,
         scopes,
         tier,
-        reach: Reach::Workspace,
+        changes: None,
     })
 }

@@ -8,6 +8,7 @@ mod extract;
 mod jwt;
 mod jwt_settings;
 pub mod key_admin;
+mod key_cache;
 mod keys;
 pub mod local;
 mod oidc;
@@ -18,13 +19,14 @@ mod users;
 pub use access::{also_needs, authorize, Access};
 
 pub use board_access::BoardAuth;
-pub(crate) use extract::authenticate;
+pub(crate) use extract::{authenticate, Authenticated, Reuse};
 pub use extract::{
     AllScopes, Auth, DatasetsRead, DatasetsWrite, PinboardsInvite, PinboardsRead, PinboardsWrite,
     PinsRead, PinsShare, PinsWrite, RequiredScope,
 };
 pub use jwt::{Identity, JwtVerifier};
 pub use jwt_settings::JwtSettings;
+pub use key_cache::{KeyCache, KEPT_FOR_MS};
 pub use keys::{
     create_key, list_keys, revoke_key, valid_workspace_name, ApiKeySecret, CreatedKey, KeyHash,
     NewKey,

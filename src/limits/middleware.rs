@@ -17,7 +17,7 @@ use serde::de::IgnoredAny;
 use super::{AddressGuard, Cost, FailureMode, Quota, Usage, Window, HOUR_MS, MINUTE_MS};
 use crate::{
     app::AppState,
-    auth::{self, Principal},
+    auth::{self, Authenticated, Principal, Reuse},
     clock,
     error::Error,
     metrics::Limit,
@@ -48,11 +48,12 @@ pub(crate) async fn guarded_authenticate(
     state: &AppState,
     headers: &HeaderMap,
     extensions: &Extensions,
-) -> Result<Principal, Error> {
+    reuse: Reuse,
+) -> Result<Authenticated, Error> {
     let now = state.clock.now_ms();
     let guard = &state.settings.rate_limits.auth_failures;
     let client = client_address(headers, extensions, &guard.client_ip_header);
-    let result = auth::authenticate(headers, state).await;
+    let result = auth::authenticate(headers, state, reuse).await;
     let (Err(Error::Unauthorized | Error::InvalidToken), Some(addr)) = (&result, client) else {
         return result;
     };
@@ -73,8 +74,11 @@ pub(crate) async fn guarded_authenticate(
 pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let now = state.clock.now_ms();
     let limits = &state.settings.rate_limits;
-    let principal = match guarded_authenticate(&state, req.headers(), req.extensions()).await {
-        Ok(principal) => principal,
+    let Authenticated {
+        principal,
+        unconfirmed,
+    } = match guarded_authenticate(&state, req.headers(), req.extensions(), Reuse::Yes).await {
+        Ok(authenticated) => authenticated,
         Err(e) => return e.into_response(),
     };
     let tier = principal.tier;
@@ -85,7 +89,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         .get::<MatchedPath>()
         .map(|p| p.as_str().trim_start_matches("/v1").to_owned())
         .unwrap_or_default();
-    let (mut req, body) = match read_body(req, state.limits().body_bytes).await {
+    let (req, body) = match read_body(req, state.limits().body_bytes).await {
         Ok(read) => read,
         Err(e) => return e.into_response(),
     };
@@ -129,10 +133,17 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
             state.set_limiter_healthy(false);
             tracing::warn!(error = %e, "rate limiter unavailable");
             return match limits.failure_mode {
-                FailureMode::Open => next.run(req).await,
+                FailureMode::Open => match confirm(&state, req, unconfirmed, None).await {
+                    Ok(req) => next.run(req).await,
+                    Err(e) => e.into_response(),
+                },
                 FailureMode::Closed => Error::Unavailable.into_response(),
             };
         }
+    };
+    let mut req = match confirm(&state, req, unconfirmed, usage.auth_changes).await {
+        Ok(req) => req,
+        Err(e) => return e.into_response(),
     };
     let report = Report::new(&usage, cost, &quota);
     let mut response = if usage.granted {
@@ -161,6 +172,24 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
     };
     report.write(response.headers_mut());
     response
+}
+
+/// A principal kept on PostgreSQL serves only if no key, membership or role changed since it
+/// was kept (`changes`: the count the rate-limit check read, in a statement that began after
+/// this request arrived, so after any change it must see); else the key's rows are read again
+/// and its principal replaces the kept one (a revoked key: 401).
+async fn confirm(
+    state: &AppState,
+    mut req: Request,
+    unconfirmed: Option<i64>,
+    changes: Option<i64>,
+) -> Result<Request, Error> {
+    if unconfirmed.is_some() && unconfirmed != changes {
+        let fresh =
+            guarded_authenticate(state, req.headers(), req.extensions(), Reuse::Refresh).await?;
+        req.extensions_mut().insert(fresh.principal);
+    }
+    Ok(req)
 }
 
 /// The client's address: from the trusted proxy's header when one is configured and sent,

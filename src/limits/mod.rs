@@ -153,6 +153,10 @@ pub struct Usage {
     pub hour: Window,
     pub write: Window,
     pub granted: bool,
+    /// PostgreSQL: the count of changes to keys, memberships and roles as the check's own
+    /// statement read it (`auth_changes`), which confirms a principal kept from an earlier
+    /// request (see [`crate::auth::KeyCache`]).
+    pub auth_changes: Option<i64>,
 }
 
 /// The rule both backends implement: charge `cost` to every window it touches only if it
@@ -172,6 +176,7 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
             used: 0,
         },
         granted: false,
+        auth_changes: None,
     });
     let minute = previous.minute.at(now, MINUTE_MS);
     let hour = previous.hour.at(now, HOUR_MS);
@@ -199,6 +204,7 @@ pub fn decide(previous: Option<Usage>, now: i64, cost: Cost, quota: &Quota) -> U
             ..write
         },
         granted: fits,
+        auth_changes: previous.auth_changes,
     }
 }
 

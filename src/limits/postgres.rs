@@ -92,6 +92,9 @@ impl Terms {
 /// The windows a check leaves, as both statements return them.
 const WINDOWS: &str =
     "minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted";
+/// What both statements return beside the windows: the count of changes to credentials
+/// ([`Usage::auth_changes`]), read by the statement that every request makes anyway.
+const CHANGES: &str = "(SELECT n FROM auth_changes) AS auth_changes";
 
 /// The check: `$1` the key id, `$2` now, `$3`/`$4`/`$5` window lengths, `$6` cost, `$7` write
 /// cost, `$8`-`$10` limits. Parameters are typed by the statement itself, for clients that
@@ -117,7 +120,7 @@ pub(crate) static CHECK: LazyLock<String> = LazyLock::new(|| {
          VALUES ($1, $2, CASE WHEN {fresh_fits} THEN $6 ELSE 0 END, $2, CASE WHEN {fresh_fits} THEN $6 ELSE 0 END, \
                  $2, CASE WHEN {fresh_fits} THEN $7 ELSE 0 END, {fresh_fits}) \
          ON CONFLICT (subject) DO UPDATE SET {set} \
-         RETURNING {WINDOWS}"
+         RETURNING {WINDOWS}, {CHANGES}"
     )
 });
 
@@ -148,7 +151,7 @@ static CHECK_KEYS: LazyLock<String> = LazyLock::new(|| {
                ORDER BY r.subject FOR UPDATE OF r) \
          UPDATE rate_limit_windows AS r SET {set} \
          FROM c WHERE r.subject = c.subject AND (SELECT count(*) FROM locked) >= 0 \
-         RETURNING r.subject, r.{windows}"
+         RETURNING r.subject, r.{windows}, {CHANGES}"
     )
 });
 
@@ -204,6 +207,11 @@ impl Checks {
         quota: &Quota,
         timeout: Duration,
     ) -> Result<Usage> {
+        // A queued check waits holding its request's connection, so a check must hold its
+        // own before it joins: a leader still waiting on the pool behind its followers'
+        // connections would wait for ever. (A request whose key was kept, or that gave its
+        // connection back while its body arrived, has none yet.)
+        conn::hold_request_connection(&self.conns).await?;
         let ask = Ask {
             subject: subject.to_owned(),
             now,
@@ -387,6 +395,7 @@ fn shares(group: Usage, now: i64, key: &KeyChecks<'_>) -> Vec<Usage> {
         hour: before(group.hour, key.tokens),
         write: before(group.write, key.write_tokens),
         granted: false,
+        auth_changes: group.auth_changes,
     };
     key.checks
         .iter()
@@ -542,6 +551,7 @@ fn usage(row: &PgRow) -> Result<Usage> {
             used: used("write_used")?,
         },
         granted: row.try_get("granted")?,
+        auth_changes: Some(row.try_get("auth_changes")?),
     })
 }
 
@@ -583,6 +593,7 @@ mod tests {
                 used: 2,
             },
             granted: true,
+            auth_changes: None,
         };
         let asks = [
             ask(40_000, 1, false),
@@ -764,12 +775,12 @@ mod tests {
             .connect(&database.url)
             .await
             .unwrap();
-        sqlx::raw_sql(include_str!(
-            "../../migrations/postgres/0002_rate_limits.sql"
-        ))
-        .execute(&pool)
-        .await
-        .unwrap();
+        for migration in [
+            include_str!("../../migrations/postgres/0002_rate_limits.sql"),
+            include_str!("../../migrations/postgres/0021_auth_changes.sql"),
+        ] {
+            sqlx::raw_sql(migration).execute(&pool).await.unwrap();
+        }
         // Minute and hour used so far, the write bucket empty.
         let rows = [("a", 3), ("b", 11), ("c", 18)];
         for (subject, used) in rows {
@@ -814,6 +825,7 @@ mod tests {
                     hour: window,
                     write: Window::default(),
                     granted: true,
+                    auth_changes: None,
                 };
                 (subject, Some(usage))
             })
@@ -822,7 +834,16 @@ mod tests {
             let usage = usages.entry(subject).or_default();
             let expected = decide(*usage, 0, Cost { tokens, write }, &QUOTA);
             *usage = Some(expected);
-            assert_eq!(check.await.unwrap().unwrap(), expected, "{subject}");
+            let checked = check.await.unwrap().unwrap();
+            assert_eq!(checked.auth_changes, Some(0), "{subject}");
+            assert_eq!(
+                Usage {
+                    auth_changes: None,
+                    ..checked
+                },
+                expected,
+                "{subject}"
+            );
         }
         assert_eq!(
             usages["c"].map(|u| u.minute.used),

@@ -9,7 +9,6 @@
 //! becomes one space.
 
 use super::{
-    keys::FIND_KEY,
     pins::{INSERT_PIN, LIST_PIN_KEYS},
     postgres,
 };
@@ -106,11 +105,7 @@ const PG_INSERT_PIN: [&str; 19] = [
 fn pgbench_create_runs_what_a_postgres_create_runs() {
     assert_runs(
         "create.sql",
-        &[
-            (FIND_KEY, &[":lookup"]),
-            (&CHECK, &LIMIT_CHECK),
-            (INSERT_PIN, &PG_INSERT_PIN),
-        ],
+        &[(&CHECK, &LIMIT_CHECK), (INSERT_PIN, &PG_INSERT_PIN)],
     );
 }
 
@@ -119,7 +114,6 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
     assert_runs(
         "read.sql",
         &[
-            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (postgres::GET_PINS, &[":ws", ":ids"]),
         ],
@@ -129,14 +123,7 @@ fn pgbench_read_runs_what_a_postgres_get_runs() {
 #[test]
 fn pgbench_list_runs_what_a_postgres_list_runs() {
     let keys = format!("{}{}201", LIST_PIN_KEYS, postgres::NEWEST_FIRST);
-    assert_runs(
-        "list.sql",
-        &[
-            (FIND_KEY, &[":lookup"]),
-            (&CHECK, &LIMIT_CHECK),
-            (&keys, &[":ws"]),
-        ],
-    );
+    assert_runs("list.sql", &[(&CHECK, &LIMIT_CHECK), (&keys, &[":ws"])]);
 }
 
 #[test]
@@ -165,7 +152,6 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
     assert_runs(
         "batch.sql",
         &[
-            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (postgres::insert::INSERT_PINS, &arrays),
         ],
@@ -214,7 +200,6 @@ fn pgbench_update_runs_what_a_postgres_update_runs() {
     assert_runs(
         "update.sql",
         &[
-            (FIND_KEY, &[":lookup"]),
             (&CHECK, &LIMIT_CHECK),
             (postgres::GET_PINS, &[":ws", ":ids"]),
             ("BEGIN", &[]),
@@ -249,8 +234,5 @@ fn sqlite_ceiling_runs_what_a_sqlite_create_runs() {
         "NULL",
         "NULL",
     ];
-    assert_runs(
-        "sqlite_create.sql",
-        &[(FIND_KEY, &[":lookup"]), (INSERT_PIN, &insert)],
-    );
+    assert_runs("sqlite_create.sql", &[(INSERT_PIN, &insert)]);
 }

@@ -122,10 +122,13 @@ const MEMBER_ROLE: &str = "SELECT role FROM memberships WHERE workspace_id = $1 
 const UPSERT_USER: &str =
     "INSERT INTO users (id, subject, email, created_at) VALUES ($1, $2, $3, $4) \
      ON CONFLICT (subject) DO UPDATE SET email = excluded.email";
-/// `$5` true: the token named the role, which replaces the stored one.
-const UPSERT_MEMBERSHIP: &str = "INSERT INTO memberships (workspace_id, user_id, role, created_at) \
+/// `$5` true: the token named the role, which replaces the stored one. A row is written only
+/// when new or when its role changes (the count tells the key cache, see `auth_epoch.rs`).
+const UPSERT_MEMBERSHIP: &str =
+    "INSERT INTO memberships (workspace_id, user_id, role, created_at) \
      SELECT w.id, u.id, $3, $4 FROM workspaces w, users u WHERE w.name = $1 AND u.subject = $2 \
-     ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = CASE WHEN $5 THEN excluded.role ELSE memberships.role END";
+     ON CONFLICT (workspace_id, user_id) DO UPDATE SET role = excluded.role \
+     WHERE $5 AND memberships.role <> excluded.role";
 const INSERT_ROLE: &str =
     "INSERT INTO roles (workspace_id, name, scopes, created_at) VALUES ($1, $2, $3, $4)";
 const FIND_ROLE: &str =
@@ -218,14 +221,15 @@ impl<B: Backend> IdentityStore for B {
             .bind(who.now)
             .execute(&mut *tx)
             .await?;
-        B::query(UPSERT_MEMBERSHIP)
+        let joined_or_moved = B::query(UPSERT_MEMBERSHIP)
             .bind(who.workspace)
             .bind(who.subject)
             .bind(who.claimed_role.unwrap_or(who.default_role))
             .bind(who.now)
             .bind(who.claimed_role.is_some())
             .execute(&mut *tx)
-            .await?;
+            .await?
+            > 0;
         let row = B::query(FIND_MEMBER)
             .bind(who.subject)
             .bind(who.workspace)
@@ -236,7 +240,11 @@ impl<B: Backend> IdentityStore for B {
         if let Some(email) = who.email {
             super::invitations::bind_pending::<B>(&mut *tx, email, &member.user_id).await?;
         }
-        tx.commit().await?;
+        let committed = tx.commit().await;
+        if joined_or_moved {
+            self.auth().changed();
+        }
+        committed?;
         Ok(member)
     }
 
@@ -248,6 +256,7 @@ impl<B: Backend> IdentityStore for B {
             .bind(role.created_at)
             .execute(&mut *self.writer().await?)
             .await;
+        self.auth().changed();
         match done {
             Err(e) if is_unique_violation(&e) => Err(role_taken(&role.name)),
             other => other.map(|_| ()).map_err(Into::into),
@@ -285,8 +294,9 @@ impl<B: Backend> IdentityStore for B {
             .bind(id)
             .bind(at)
             .execute(&mut *self.writer().await?)
-            .await?;
-        Ok(done == 1)
+            .await;
+        self.auth().changed();
+        Ok(done? == 1)
     }
 
     async fn find_users(&self, user: &str) -> Result<Vec<UserRow>> {

@@ -380,7 +380,9 @@ impl<B: Backend> InvitationStore for B {
             .await?
             .ok_or(sqlx::Error::RowNotFound)?
             .get(0)?;
-        tx.commit().await?;
+        let committed = tx.commit().await;
+        self.auth().changed();
+        committed?;
         Ok(Accepted::Joined { subject, workspace })
     }
 

@@ -152,8 +152,9 @@ impl<B: Backend> KeyStore for B {
             .bind(id)
             .bind(at)
             .execute(&mut *self.writer().await?)
-            .await?;
-        Ok(done == 1)
+            .await;
+        self.auth().changed();
+        Ok(done? == 1)
     }
 
     async fn touch_key(&self, id: &str, at: i64) -> Result<()> {

@@ -173,7 +173,9 @@ impl<B: Backend> LocalStore for B {
             .execute(&mut *tx)
             .await?;
         super::invitations::bind_pending::<B>(&mut *tx, owner.email, &user_id).await?;
-        tx.commit().await?;
+        let committed = tx.commit().await;
+        self.auth().changed();
+        committed?;
         Ok(Some(subject))
     }
 

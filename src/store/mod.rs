@@ -43,6 +43,7 @@ macro_rules! insert_pins_into {
     };
 }
 
+mod auth_epoch;
 #[cfg(test)]
 mod bench_sql;
 mod blocks;
@@ -66,6 +67,7 @@ pub(crate) mod sql;
 mod sqlite;
 mod webhooks;
 
+pub use auth_epoch::AuthEpoch;
 pub use blocks::{Block, BlockEdit};
 pub use boards::{
     board_changed, BoardChange, BoardQuery, Pinboard, PlacedPin, Placement, Position, Sharing,
@@ -159,6 +161,27 @@ impl Store {
         match self {
             Store::Sqlite(_) => None,
             Store::Postgres(s) => Some(s.connections()),
+        }
+    }
+
+    /// What tells whether an API key's principal kept by an earlier request is still true.
+    pub fn auth(&self) -> &AuthEpoch {
+        match self {
+            Store::Sqlite(s) => s.auth(),
+            Store::Postgres(s) => s.auth(),
+        }
+    }
+
+    /// PostgreSQL: the count of changes to keys, memberships and roles by any writer, which
+    /// the rate-limit check reads too; SQLite: `None` ([`AuthEpoch`] sees every change).
+    pub async fn auth_changes(&self) -> Result<Option<i64>> {
+        match self {
+            Store::Sqlite(_) => Ok(None),
+            Store::Postgres(s) => s
+                .auth_changes()
+                .await
+                .map(Some)
+                .inspect_err(postgres::conn::note_error),
         }
     }
 

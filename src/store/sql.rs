@@ -173,6 +173,9 @@ pub(crate) trait Backend: Sync {
     fn render(&self) -> &dyn Render;
     /// Where the live streams learn of new events.
     fn commits(&self) -> &Commits;
+    /// Counts changes to stored credentials ([`super::AuthEpoch`]): the writes of keys,
+    /// memberships and roles call its `changed` after their commit.
+    fn auth(&self) -> &super::AuthEpoch;
     /// Called after a commit that appended events of workspace `ws`: on SQLite it tells the
     /// streams; on PostgreSQL the commit's own `NOTIFY` does, on every replica.
     fn committed(&self, ws: &str);

@@ -594,7 +594,9 @@ async fn import_into<B: Backend>(
             }
         }
     }
-    write.commit().await?;
+    let committed = write.commit().await;
+    store.auth().changed();
+    committed?;
     progress.finish();
     Ok(imported)
 }

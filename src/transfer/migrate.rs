@@ -399,7 +399,7 @@ const TABLES: &[Table] = &[
 ];
 
 /// Tables of the schema a copy leaves out on purpose (see [`TABLES`]).
-const LEFT_OUT: &[&str] = &["rate_limit_windows"];
+const LEFT_OUT: &[&str] = &["rate_limit_windows", "auth_changes"];
 
 /// Rows read and written a statement at a time.
 const PAGE: usize = 1000;
@@ -513,7 +513,9 @@ async fn copy<S: Backend, T: Backend>(
             off.table, off.source, off.target
         )));
     }
-    write.commit().await?;
+    let committed = write.commit().await;
+    target.auth().changed();
+    committed?;
     read.rollback().await?;
     progress.finish();
     Ok(counted)

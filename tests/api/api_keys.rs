@@ -126,29 +126,87 @@ both_stores! {
     }
 }
 
+/// Each replica keeps keys it has seen (`auth/key_cache.rs`): a revocation on one must
+/// still count on the other by the next request, every time.
 #[tokio::test]
 async fn a_revoked_key_fails_at_once_on_another_replica() {
     crate::skip_without_postgres!();
     let app = TestApp::postgres().await;
     let replica = app.replica("").await;
-    let made = app
-        .post(
+    for round in 0..20 {
+        let made = app
+            .post(
+                "/v1/api-keys",
+                &json!({"name": format!("shared {round}"), "scopes": ["pins:read"]}),
+            )
+            .await
+            .expect(200);
+        let (id, secret) = (
+            made.data()["id"].as_str().unwrap(),
+            made.data()["key"].as_str().unwrap(),
+        );
+        for _ in 0..2 {
+            call(&replica, secret, Method::GET, "/v1/pins", None)
+                .await
+                .expect(200);
+        }
+        app.delete(&format!("/v1/api-keys/{id}")).await.expect(200);
+        call(&replica, secret, Method::GET, "/v1/pins", None)
+            .await
+            .expect_error(401, "UNAUTHORIZED", None);
+    }
+}
+
+/// A change made outside any server (psql, another tool) reaches every replica through
+/// PostgreSQL's triggers: a key's creator demoted by hand takes its power at once.
+#[tokio::test]
+async fn a_demotion_by_hand_counts_at_once_on_every_replica() {
+    crate::skip_without_postgres!();
+    let idp = IdpApp::start(true, "RS256", "").await;
+    let replica = idp.app.replica("").await;
+    let made = idp
+        .call(
+            &idp.user("rita", "owner"),
+            Method::POST,
             "/v1/api-keys",
-            &json!({"name": "shared", "scopes": ["pins:read"]}),
+            Some(&json!({"name": "rita's", "scopes": ["pins:read", "pins:write"]})),
         )
         .await
         .expect(200);
-    let (id, secret) = (
-        made.data()["id"].as_str().unwrap(),
-        made.data()["key"].as_str().unwrap(),
-    );
-    call(&replica, secret, Method::GET, "/v1/pins", None)
-        .await
-        .expect(200);
-    app.delete(&format!("/v1/api-keys/{id}")).await.expect(200);
-    call(&replica, secret, Method::GET, "/v1/pins", None)
-        .await
-        .expect_error(401, "UNAUTHORIZED", None);
+    let key = made.data()["key"].as_str().unwrap().to_owned();
+    for _ in 0..10 {
+        for server in [&idp.app, &replica] {
+            call(
+                server,
+                &key,
+                Method::POST,
+                "/v1/pins",
+                Some(&stat_cards("owner")),
+            )
+            .await
+            .expect(200);
+        }
+        idp.app
+            .execute_sql("", "UPDATE memberships SET role = 'viewer'")
+            .await;
+        for server in [&idp.app, &replica] {
+            call(
+                server,
+                &key,
+                Method::POST,
+                "/v1/pins",
+                Some(&stat_cards("viewer")),
+            )
+            .await
+            .expect_error(403, "SCOPE_REQUIRED", None);
+            call(server, &key, Method::GET, "/v1/pins", None)
+                .await
+                .expect(200);
+        }
+        idp.app
+            .execute_sql("", "UPDATE memberships SET role = 'owner'")
+            .await;
+    }
 }
 
 #[tokio::test]

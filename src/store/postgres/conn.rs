@@ -221,6 +221,17 @@ pub fn holds_connection() -> bool {
         .unwrap_or(false)
 }
 
+/// Takes the request's connection now if it holds none; outside a request's scope, nothing.
+pub(crate) async fn hold_request_connection(conns: &Connections) -> Result<()> {
+    let held = REQUEST
+        .try_with(|slot| slot.borrow().held.is_some())
+        .unwrap_or(true);
+    if !held {
+        drop(conns.get().await?);
+    }
+    Ok(())
+}
+
 /// Gives the request's connection back to the pool now, before the request ends: for work
 /// that may wait on the client (reading a slow body) and must not hold a connection meanwhile.
 pub fn release_request_connection() {

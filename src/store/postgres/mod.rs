@@ -18,6 +18,7 @@ use sqlx::{
     Connection, PgConnection, Postgres, Row,
 };
 
+use super::auth_epoch::AuthEpoch;
 use super::events::{Commits, NewEvent, Render};
 use super::group_commit::{Committer, Outcome, Update};
 use super::pins::pin_from_row;
@@ -39,6 +40,8 @@ pub(crate) const GET_PINS: &str = concat!(
     " FROM pins WHERE id = ANY($2) AND (workspace_id = $1) IS TRUE"
 );
 
+const AUTH_CHANGES: &str = "SELECT n FROM auth_changes";
+
 /// The end of a list's statement, before its limit (a literal here, see `list_pin_keys`).
 pub(crate) const NEWEST_FIRST: &str = " ORDER BY seq DESC LIMIT ";
 
@@ -54,6 +57,7 @@ pub struct PgStore {
     commits: Commits,
     /// Hears every replica's commits (see `events.rs`); stopped by `close`.
     listener: Arc<tokio::task::JoinHandle<()>>,
+    auth: Arc<AuthEpoch>,
 }
 
 fn list_column(row: &PgRow, column: impl Column) -> Result<Vec<String>> {
@@ -76,6 +80,13 @@ impl PgStore {
 
     pub(super) fn pools(&self) -> Vec<crate::metrics::PoolUse> {
         vec![self.conns.usage()]
+    }
+
+    /// The count of changes to keys, memberships and roles (`auth_changes`, kept by triggers).
+    pub(super) async fn auth_changes(&self) -> Result<i64> {
+        Ok(sqlx::query_scalar(AUTH_CHANGES)
+            .fetch_one(&mut *self.conn().await?)
+            .await?)
     }
 
     /// A connection for the next statement (the request's, see [`conn`]).
@@ -108,6 +119,7 @@ impl PgStore {
             .await
             .map_err(|e| Error::internal_in("migrating", e))?;
         let commits = Commits::default();
+        let auth = Arc::new(AuthEpoch::in_process());
         Ok(PgStore {
             // A pool of its own: a listener holds its connection for good, which must not
             // come out of the requests' pool.
@@ -121,6 +133,7 @@ impl PgStore {
             committer: commit::start(options)?,
             render,
             commits,
+            auth,
         })
     }
 }
@@ -165,6 +178,10 @@ impl Backend for PgStore {
 
     fn commits(&self) -> &Commits {
         &self.commits
+    }
+
+    fn auth(&self) -> &AuthEpoch {
+        &self.auth
     }
 
     /// The commit's own `NOTIFY` tells every replica (`events.rs`).

@@ -18,6 +18,7 @@ use sqlx::{
     Row, Sqlite, SqliteConnection, SqlitePool,
 };
 
+use super::auth_epoch::AuthEpoch;
 use super::events::{self, Commits, NewEvent, Render};
 use super::group_commit::{Committer, Outcome, Update};
 use super::pins::{bind_list_query, list_pin_keys_sql, pin_from_row, PIN_COLUMNS};
@@ -34,6 +35,7 @@ pub struct SqliteStore {
     committer: Committer,
     render: Arc<dyn Render>,
     commits: Commits,
+    auth: Arc<AuthEpoch>,
 }
 
 fn list_column(row: &SqliteRow, column: impl Column) -> Result<Vec<String>> {
@@ -116,6 +118,12 @@ impl SqliteStore {
             // instead of a temporary file created and deleted each time.
             .pragma("temp_store", "memory")
             .busy_timeout(Duration::from_secs(5));
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        let auth = Arc::new(if in_memory {
+            AuthEpoch::in_process()
+        } else {
+            AuthEpoch::stamped(options.get_filename())
+        });
         if let Some(dir) = options.get_filename().parent() {
             if !dir.as_os_str().is_empty() {
                 std::fs::create_dir_all(dir)
@@ -150,6 +158,7 @@ impl SqliteStore {
             committer,
             render,
             commits,
+            auth,
         })
     }
 }
@@ -205,6 +214,10 @@ impl Backend for SqliteStore {
 
     fn commits(&self) -> &Commits {
         &self.commits
+    }
+
+    fn auth(&self) -> &AuthEpoch {
+        &self.auth
     }
 
     fn committed(&self, ws: &str) {
