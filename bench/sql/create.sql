@@ -35,7 +35,7 @@ INSERT INTO rate_limit_windows AS r
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
   RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
-    (SELECT n FROM auth_changes) AS auth_changes;
+    (SELECT n FROM auth_changes WHERE one) AS auth_changes;
 INSERT INTO pins (id, workspace_id, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, created_at, updated_at, key,
     expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due)
   VALUES (:id, :ws, :pin_type, :config, :layout, :public, NULL, :tags, NULL, :version, :now, :now, NULL, NULL, :now, NULL,

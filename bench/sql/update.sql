@@ -44,7 +44,7 @@ INSERT INTO rate_limit_windows AS r
     write_used = (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + CASE WHEN ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity) THEN :write_cost ELSE 0 END,
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
   RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
-    (SELECT n FROM auth_changes) AS auth_changes;
+    (SELECT n FROM auth_changes WHERE one) AS auth_changes;
 SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]::text AS expected,
   ARRAY[version + 1]::text AS versions, ARRAY[version - :retention]::text AS keep_above,
   ARRAY[CASE WHEN (version + 1) % 64 = 0 THEN 0 ELSE version - :retention - 1 END]::text AS prune_above,

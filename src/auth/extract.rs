@@ -143,9 +143,9 @@ async fn key_principal(
         (Reuse::Yes, Some(epoch)) => state.keys.get(presented.lookup(), epoch, now),
         _ => None,
     };
+    let hit = kept.is_some();
     let (key, unconfirmed) = match kept {
         Some(key) => {
-            state.note_key_used(&key.id);
             let changes = key.changes;
             (key, changes)
         }
@@ -168,6 +168,10 @@ async fn key_principal(
     };
     if key.expires_at.is_some_and(|at| at <= now) || !presented.hash().matches(&key.secret_hash) {
         return Err(Error::Unauthorized);
+    }
+    if hit {
+        // A read key was noted by `read_key`.
+        state.note_key_used(&key.id);
     }
     tracing::Span::current().record("key_id", key.id.as_str());
     Ok(Authenticated {

@@ -40,7 +40,7 @@ pub(crate) const GET_PINS: &str = concat!(
     " FROM pins WHERE id = ANY($2) AND (workspace_id = $1) IS TRUE"
 );
 
-const AUTH_CHANGES: &str = "SELECT n FROM auth_changes";
+const AUTH_CHANGES: &str = "SELECT n FROM auth_changes WHERE one";
 
 /// The end of a list's statement, before its limit (a literal here, see `list_pin_keys`).
 pub(crate) const NEWEST_FIRST: &str = " ORDER BY seq DESC LIMIT ";
