@@ -432,7 +432,8 @@ mod replicas {
     }
 
     /// The limiter's table gone: `closed` refuses with 503 and `/readyz` says so; `open`
-    /// lets the request through.
+    /// lets the request through, and a key it kept is read again first (no rate-limit
+    /// statement confirms it): revoked by hand meanwhile, it is refused.
     #[tokio::test]
     async fn limiter_failure_follows_the_failure_mode() {
         crate::skip_without_postgres!();
@@ -443,8 +444,12 @@ mod replicas {
             ))
             .await;
         let key = closed.key.clone();
+        call(&open, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect(200);
+        let pool = closed.state.store.pg_connections().unwrap().pool().clone();
         sqlx::query("DROP TABLE rate_limit_windows")
-            .execute(closed.state.store.pg_connections().unwrap().pool())
+            .execute(&pool)
             .await
             .unwrap();
         let refused = call(&closed, &key, Method::GET, "/v1/pins", None).await;
@@ -459,6 +464,14 @@ mod replicas {
         call(&open, &key, Method::GET, "/v1/pins", None)
             .await
             .expect(200);
+        sqlx::query("UPDATE api_keys SET revoked_at = 1 WHERE lookup = $1")
+            .bind(&key[4..16])
+            .execute(&pool)
+            .await
+            .unwrap();
+        call(&open, &key, Method::GET, "/v1/pins", None)
+            .await
+            .expect_error(401, "UNAUTHORIZED", None);
     }
 }
 

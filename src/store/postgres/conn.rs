@@ -223,10 +223,7 @@ pub fn holds_connection() -> bool {
 
 /// Takes the request's connection now if it holds none; outside a request's scope, nothing.
 pub(crate) async fn hold_request_connection(conns: &Connections) -> Result<()> {
-    let held = REQUEST
-        .try_with(|slot| slot.borrow().held.is_some())
-        .unwrap_or(true);
-    if !held {
+    if REQUEST.try_with(|_| ()).is_ok() && !holds_connection() {
         drop(conns.get().await?);
     }
     Ok(())
