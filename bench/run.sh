@@ -497,7 +497,7 @@ bench_store() {
     pin=(-D pin_type=stat-cards -D layout=1x1 -D tags='{}'
       -D config='{"cards":[{"change":"+4%","title":"Revenue","trend":"up","value":"$1.2M"}]}')
     create_tps=$(pg_tps bench/sql/create.sql "$url" "${vars[@]}" "${pin[@]}")
-    read_tps=$(pg_tps bench/sql/read.sql "$url" "${vars[@]}" -D ids="{$id}")
+    read_tps=$(pg_tps bench/sql/read.sql "$url" "${vars[@]}" -D id="$id")
     batch_tps=$(pg_tps bench/sql/batch.sql "$url" "${vars[@]}" "${pin[@]}")
     line "postgres.post_pin_rps (vs pgbench of the same statements)" "$post_rps" "$create_tps"
     line "postgres.get_pin_rps (vs pgbench of the same statements)" "$get_rps" "$read_tps"
@@ -745,7 +745,7 @@ PY
     data=$(curl -sf -H "Authorization: Bearer $first" "$base$id" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["data"], separators=(",", ":")))')
     config=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["pin_config"], separators=(",", ":")).replace("@U@", "00000.0.000000"))' "$WORK/writes_patch.json")
     before=$(updates_versions "$base" 0 1)
-    update_tps=$(PGOPTIONS="-c enable_seqscan=off" pg_tps bench/sql/update.sql "$url" -D key="$key_id" -D ws="$ws" \
+    update_tps=$(PGOPTIONS="-c enable_seqscan=off -c plan_cache_mode=force_generic_plan" pg_tps bench/sql/update.sql "$url" -D key="$key_id" -D ws="$ws" \
       -D now="$(date +%s%3N)" -D config="$config" -D data="$data")
     after=$(updates_versions "$base" 0 1)
     # pgbench's updates that found their pin moved on (two clients on one pin) wrote nothing.

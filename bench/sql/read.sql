@@ -1,9 +1,9 @@
 -- What one GET /v1/pins/{id} runs on PostgreSQL, its key's principal kept (no lookup of the
 -- key): the rate-limit check (limits::postgres::CHECK, a read: no write cost) and the select
--- (store::postgres::GET_PINS). The text is the store's with pgbench variables for `$n`;
+-- (store::postgres::GET_PIN). The text is the store's with pgbench variables for `$n`;
 -- `cargo test bench_sql` fails if they differ.
 -- pgbench -M prepared -D key=<key id> -D ws=<workspace id> -D now=<ms>
---   -D ids='{<pin id>}'
+--   -D id=<pin id>
 \set minute_ms 60000
 \set hour_ms 3600000
 \set write_ms 60000
@@ -32,4 +32,4 @@ INSERT INTO rate_limit_windows AS r
 SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments,
   title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at,
   status_rules, status
-  FROM pins WHERE id = ANY(:ids) AND (workspace_id = :ws) IS TRUE;
+  FROM pins WHERE id = :id AND (workspace_id = :ws) IS TRUE;

@@ -1,14 +1,14 @@
 -- What one PATCH /v1/pins/{id} (a stat-cards pin's configuration) runs on PostgreSQL, its
 -- key's principal kept (no lookup of the key): the rate-limit check (limits::postgres::CHECK, a
--- write) and the pin read (store::postgres::GET_PINS) on the request's connection, then what the group
--- commit runs for it (store/postgres/commit.rs): BEGIN, the lock of its pin
--- (LOCK_VERSIONS), the compare-and-set update from arrays (UPDATE_PINS, which saves the
--- replaced state as a past version and prunes beyond the retention), the event's append
+-- write) and the pin read (store::postgres::GET_PIN) on the request's connection, then what the group
+-- commit runs for it (store/postgres/commit.rs): BEGIN, the compare-and-set update from
+-- arrays (UPDATE_PINS, which locks the pin, saves the replaced state as a past version and
+-- prunes beyond the retention), the event's append
 -- (store/postgres/events.rs APPEND_EVENTS), COMMIT. The text is the store's with pgbench
 -- variables for `$n`; `cargo test bench_sql` fails if they differ. Under load the service
 -- writes many updates (and creates) in one transaction; this commits each update alone, as
--- a server without group commit would. bench/run.sh runs it with `enable_seqscan = off`, as
--- the group commit's connection plans (store/postgres/commit.rs `start`).
+-- a server without group commit would. bench/run.sh runs it with `enable_seqscan = off` and
+-- generic plans, as the group commit's connection plans (store/postgres/commit.rs `start`).
 -- pgbench can't build arrays or pick a row, so a query of the benchmark's own, ended by
 -- `\gset`, first picks one of the workspace's pins at random (bench/run.sh makes exactly
 -- 200 there) and makes the one-element arrays the statements take from it: one round trip
@@ -45,7 +45,7 @@ INSERT INTO rate_limit_windows AS r
     granted = ((CASE WHEN r.minute_start + :minute_ms > :now THEN r.minute_used ELSE 0 END) + :cost <= :per_minute AND (CASE WHEN r.hour_start + :hour_ms > :now THEN r.hour_used ELSE 0 END) + :cost <= :per_hour AND (CASE WHEN r.write_start + :write_ms > :now THEN r.write_used ELSE 0 END) + :write_cost <= :write_capacity)
   RETURNING minute_start, minute_used, hour_start, hour_used, write_start, write_used, granted,
     (SELECT n FROM auth_changes WHERE one) AS auth_changes;
-SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]::text AS expected,
+SELECT id, ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]::text AS expected,
   ARRAY[version + 1]::text AS versions, ARRAY[version - :retention]::text AS keep_above,
   ARRAY[CASE WHEN (version + 1) % 64 = 0 THEN 0 ELSE version - :retention - 1 END]::text AS prune_above,
   ARRAY[pin_type]::text AS types, ARRAY[:config::text]::text AS configs, ARRAY[pin_layout]::text AS layouts,
@@ -60,21 +60,23 @@ SELECT ARRAY[workspace_id]::text AS wss, ARRAY[id]::text AS ids, ARRAY[version]:
 SELECT id, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments,
   title, tags, provenance, version, created_at, updated_at, key, expected_every_secs, last_pushed_at,
   status_rules, status
-  FROM pins WHERE id = ANY(:ids) AND (workspace_id = :ws) IS TRUE;
+  FROM pins WHERE id = :id AND (workspace_id = :ws) IS TRUE;
 BEGIN;
-SELECT id, version FROM pins WHERE (workspace_id, id) IN (SELECT * FROM UNNEST(:wss::text[], :ids::text[])) ORDER BY id FOR UPDATE;
-WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[], :titles::text[], :tags::text[], :provenances::text[], :versions::int8[], :nows::int8[], :edits::bool[], :sign_ins::bool[], :comments::bool[], :pin_keys::text[], :keep_above::int8[], :expecteds::int8[],
-    :nows::int8[], :dues::int8[], :rules::text[], :statuses::text[], :status_dues::int8[], :prune_above::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public, title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above,
-    expected_every_secs, last_pushed_at, stale_due_at, status_rules, status, status_due, prune_above)),
-  saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key,
-    expected_every_secs, last_pushed_at, status_rules, status) SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, p.key,
-    p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status FROM pins p JOIN u ON p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected WHERE p.version > u.keep_above),
-  pruned AS (DELETE FROM pin_versions v USING u WHERE v.pin_id = u.id AND v.version <= u.keep_above
-    AND v.version > u.prune_above),
-  changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, is_public = u.is_public, title = u.title, tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key,
-    expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, stale_due_at = u.stale_due_at, status_rules = u.status_rules, status = u.status,
-    status_due = COALESCE(p.status_due, u.status_due) FROM u WHERE p.id = u.id AND p.workspace_id = u.ws AND p.version = u.expected RETURNING p.id)
-  SELECT c.id, COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id;
+WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :types::text[], :configs::text[], :layouts::text[], :publics::bool[], :titles::text[], :tags::text[],
+  :provenances::text[], :versions::int8[], :nows::int8[], :edits::bool[], :sign_ins::bool[], :comments::bool[], :pin_keys::text[], :keep_above::int8[], :expecteds::int8[],
+  :nows::int8[], :dues::int8[], :rules::text[], :statuses::text[], :status_dues::int8[], :prune_above::int8[]) AS u (ws, id, expected, pin_type, pin_config, pin_layout, is_public,
+  title, tags, provenance, version, updated_at, allow_edit, require_sign_in, allow_comments, key, keep_above, expected_every_secs, last_pushed_at, stale_due_at, status_rules,
+  status, status_due, prune_above)), changed AS (UPDATE pins p SET pin_type = u.pin_type, pin_config = u.pin_config, pin_layout = u.pin_layout, is_public = u.is_public, title =
+  u.title, tags = ARRAY(SELECT jsonb_array_elements_text(u.tags::jsonb)), provenance = u.provenance, version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit,
+  require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key, expected_every_secs = u.expected_every_secs, last_pushed_at = u.last_pushed_at, stale_due_at
+  = u.stale_due_at, status_rules = u.status_rules, status = u.status, status_due = COALESCE(p.status_due, u.status_due) FROM u, pins o WHERE p.id = u.id AND (p.workspace_id = u.ws)
+  IS TRUE AND p.version = u.expected AND o.id = p.id RETURNING o.id, o.version, o.pin_type, o.pin_config, o.pin_layout, o.is_public, o.allow_edit, o.require_sign_in,
+  o.allow_comments, o.title, o.tags, o.provenance, o.created_at, o.updated_at, o.key, o.expected_every_secs, o.last_pushed_at, o.status_rules, o.status, u.keep_above,
+  u.prune_above), saved AS (INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags,
+  provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) SELECT id, version, pin_type, pin_config, pin_layout, is_public, allow_edit,
+  require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status FROM changed WHERE version >
+  keep_above), pruned AS (DELETE FROM pin_versions v USING changed c WHERE v.pin_id = c.id AND v.version <= c.keep_above AND v.version > c.prune_above) SELECT c.id,
+  COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id;
 WITH locked AS MATERIALIZED ( SELECT pg_advisory_xact_lock(7277, hashtext(w)) FROM (SELECT DISTINCT unnest(:wss::text[]) AS w ORDER BY 1) ws),
   appended AS (INSERT INTO events (workspace_id, event, resource_id, version, boards, at, data) SELECT e.ws, e.event, e.id, e.version, ARRAY(SELECT jsonb_array_elements_text(e.boards::jsonb)), e.at, e.data FROM UNNEST(:wss::text[], :events::text[], :ids::text[], :versions::int8[], :boards::text[], :nows::int8[], :datas::text[]) WITH ORDINALITY AS e (ws, event, id, version, boards, at, data, n) WHERE (SELECT count(*) FROM locked) >= 0 ORDER BY e.n RETURNING workspace_id)
   SELECT count(pg_notify('corkboard_events', w)) FROM (SELECT DISTINCT workspace_id AS w FROM appended) n;

@@ -23,6 +23,7 @@
 
 use std::{
     collections::HashMap,
+    future::Future,
     mem::size_of,
     sync::{Arc, Mutex},
 };
@@ -236,11 +237,48 @@ impl KnownPins {
         self.kept.forget(ids.iter().map(String::as_str));
     }
 
+    /// Runs `write`, a write of pin `id` by this replica, and forgets what is kept of the pin
+    /// unless the write answers: a request that goes away while its write is in the store
+    /// (its client gone, or the write's outcome unknown, a 503) may leave the pin moved on
+    /// with nothing kept of the new state. Guessing from the state kept before would be
+    /// answered "moved", and the read after it would take this replica's own write for
+    /// another writer's and read the pin before each update for a minute: wrk stopping its
+    /// warm-up with 32 writes in flight left one pin in twelve read first in the run after.
+    pub async fn sent<T, E>(
+        &self,
+        id: &str,
+        write: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        let mut unanswered = Unanswered {
+            known: self,
+            id: Some(id),
+        };
+        let result = write.await;
+        if result.is_ok() {
+            unanswered.id = None;
+        }
+        result
+    }
+
     /// Pin `id` was moved on by another writer than this replica at `now` (ms): read it
     /// before each update for [`MISSED_FOR_MS`].
     pub fn missed(&self, id: &str, now: i64) {
         let until = now.saturating_add(MISSED_FOR_MS);
         self.kept.keep(id, Known::Missed { until });
+    }
+}
+
+/// Forgets what is kept of pin `id` when dropped ([`KnownPins::sent`]).
+struct Unanswered<'k, 'i> {
+    known: &'k KnownPins,
+    id: Option<&'i str>,
+}
+
+impl Drop for Unanswered<'_, '_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.known.kept.forget([id]);
+        }
     }
 }
 
@@ -428,5 +466,26 @@ mod tests {
         let known = KnownPins::new(1_000);
         known.keep("ws", &Pin::new("p1", "json", "x".repeat(1_000)), 0);
         assert!(known.find("ws", "p1").is_none());
+    }
+
+    /// A write that answers leaves the state kept; one that fails, or whose request goes
+    /// away while it is in the store, forgets it (its outcome is unknown).
+    #[tokio::test]
+    async fn a_write_gone_before_its_answer_forgets_the_state_kept() {
+        let known = KnownPins::new(1 << 20);
+        for id in ["answered", "failed", "gone"] {
+            known.keep("ws", &at(id, 3), 0);
+        }
+        let answered = known.sent("answered", async { Ok::<_, ()>(()) }).await;
+        assert_eq!(answered, Ok(()));
+        assert!(known.find("ws", "answered").is_some());
+        let failed = known.sent("failed", async { Err::<(), _>(()) }).await;
+        assert_eq!(failed, Err(()));
+        assert!(known.find("ws", "failed").is_none());
+        let mut gone = Box::pin(known.sent("gone", std::future::pending::<Result<(), ()>>()));
+        assert!(futures::poll!(gone.as_mut()).is_pending());
+        assert!(known.find("ws", "gone").is_some(), "kept while under way");
+        drop(gone);
+        assert!(known.find("ws", "gone").is_none());
     }
 }

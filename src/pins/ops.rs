@@ -748,11 +748,7 @@ pub(crate) async fn write_one(
     if let Some(old) = guessed {
         tries += 1;
         if let Ok(new) = apply(old.clone()) {
-            if let Some(pin) = state
-                .store
-                .update_read(ws, old, new, retention, Logged::Write)
-                .await?
-            {
+            if let Some(pin) = store_decided(state, ws, old, new, retention).await? {
                 return Ok(written(state, ws, pin));
             }
         }
@@ -766,11 +762,7 @@ pub(crate) async fn write_one(
         let _writing_read = writing.is_none().then(|| state.known_pins.writing(&old.id));
         tries += 1;
         let new = apply(old.clone())?;
-        if let Some(pin) = state
-            .store
-            .update_read(ws, old, new, retention, Logged::Write)
-            .await?
-        {
+        if let Some(pin) = store_decided(state, ws, old, new, retention).await? {
             return Ok(written(state, ws, pin));
         }
     }
@@ -780,9 +772,12 @@ pub(crate) async fn write_one(
         target.check(&pin)?;
         apply(pin)
     };
-    let updated = state
+    let write = state
         .store
-        .update_pins(ws, &[id], retention, &mut change)
+        .update_pins(ws, std::slice::from_ref(&id), retention, &mut change);
+    let updated = state
+        .known_pins
+        .sent(&id, write)
         .await
         .map_err(without_index)?;
     let pin = updated
@@ -790,6 +785,22 @@ pub(crate) async fn write_one(
         .next()
         .ok_or_else(|| Error::internal("update returned no pin"))?;
     Ok(written(state, ws, pin))
+}
+
+/// Stores `new`, decided from `old`, unless the pin moved on from `old`'s version (`None`);
+/// what is kept of the pin is forgotten if no answer comes ([`super::known::KnownPins::sent`]).
+pub(crate) async fn store_decided(
+    state: &AppState,
+    ws: &str,
+    old: Pin,
+    new: Pin,
+    retention: u32,
+) -> Result<Option<Pin>> {
+    let id = old.id.clone();
+    let write = state
+        .store
+        .update_read(ws, old, new, retention, Logged::Write);
+    state.known_pins.sent(&id, write).await
 }
 
 /// A single-pin write's answer, once stored: the pin kept for its next update, its status

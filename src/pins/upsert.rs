@@ -15,7 +15,7 @@ use crate::{
     auth::Principal,
     clock,
     error::{Error, Result},
-    store::{Logged, Pin, Upserted},
+    store::{Pin, Upserted},
     templates::json_names_any,
     wire::parse_body,
 };
@@ -125,10 +125,8 @@ pub async fn upsert(
     if let Some(old) = guessed.clone() {
         if let Ok(updated) = change.apply(old.clone(), "", limits, now) {
             if !updated.same_content(&old) {
-                if let Some(pin) = state
-                    .store
-                    .update_read(ws, old, updated, retention, Logged::Write)
-                    .await?
+                if let Some(pin) =
+                    super::ops::store_decided(state, ws, old, updated, retention).await?
                 {
                     return answer(state, ws, Upserted::Updated(pin), false);
                 }
@@ -154,11 +152,7 @@ pub async fn upsert(
         if dry_run {
             return Written::dry_run(state, &[updated]);
         }
-        if let Some(pin) = state
-            .store
-            .update_read(ws, old, updated, retention, Logged::Write)
-            .await?
-        {
+        if let Some(pin) = super::ops::store_decided(state, ws, old, updated, retention).await? {
             return answer(state, ws, Upserted::Updated(pin), false);
         }
     } else if dry_run {

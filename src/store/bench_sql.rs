@@ -113,10 +113,7 @@ fn pgbench_create_runs_what_a_postgres_create_runs() {
 fn pgbench_read_runs_what_a_postgres_get_runs() {
     assert_runs(
         "read.sql",
-        &[
-            (&CHECK, &LIMIT_CHECK),
-            (postgres::GET_PINS, &[":ws", ":ids"]),
-        ],
+        &[(&CHECK, &LIMIT_CHECK), (postgres::GET_PIN, &[":ws", ":id"])],
     );
 }
 
@@ -158,8 +155,8 @@ fn pgbench_batch_runs_what_a_postgres_batch_runs() {
     );
 }
 
-/// One update as the group commit writes it alone: its pin locked, then stored from
-/// one-element arrays, then its event appended, in one transaction.
+/// One update as the group commit writes it alone: stored from one-element arrays, then its
+/// event appended, in one transaction.
 #[test]
 fn pgbench_update_runs_what_a_postgres_update_runs() {
     let update = [
@@ -201,9 +198,8 @@ fn pgbench_update_runs_what_a_postgres_update_runs() {
         "update.sql",
         &[
             (&CHECK, &LIMIT_CHECK),
-            (postgres::GET_PINS, &[":ws", ":ids"]),
+            (postgres::GET_PIN, &[":ws", ":id"]),
             ("BEGIN", &[]),
-            (postgres::commit::LOCK_VERSIONS, &[":wss", ":ids"]),
             (postgres::commit::UPDATE_PINS, &update),
             (postgres::events::APPEND_EVENTS, &event),
             ("COMMIT", &[]),

@@ -40,6 +40,15 @@ pub(crate) const GET_PINS: &str = concat!(
     " FROM pins WHERE id = ANY($2) AND (workspace_id = $1) IS TRUE"
 );
 
+/// [`GET_PINS`] for one pin (`GET /pins/{id}`, an update's read). With `id = ANY($2)`
+/// PostgreSQL plans the read anew on every run: its generic plan is costed for ten ids, so a
+/// plan made for the one id given always looks cheaper, and planning cost ~0.2 ms a read.
+pub(crate) const GET_PIN: &str = concat!(
+    "SELECT ",
+    pin_columns!(),
+    " FROM pins WHERE id = $2 AND (workspace_id = $1) IS TRUE"
+);
+
 const AUTH_CHANGES: &str = "SELECT n FROM auth_changes WHERE one";
 
 /// The end of a list's statement, before its limit (a literal here, see `list_pin_keys`).
@@ -230,11 +239,11 @@ impl Backend for PgStore {
     }
 
     async fn get_pins(&self, ws: &str, ids: &[String]) -> Result<Vec<Pin>> {
-        let rows = sqlx::query(GET_PINS)
-            .bind(ws)
-            .bind(ids)
-            .fetch_all(&mut *self.conn().await?)
-            .await?;
+        let query = match ids {
+            [id] => sqlx::query(GET_PIN).bind(ws).bind(id),
+            _ => sqlx::query(GET_PINS).bind(ws).bind(ids),
+        };
+        let rows = query.fetch_all(&mut *self.conn().await?).await?;
         rows.iter().map(pin_from_row).collect()
     }
 
