@@ -284,7 +284,8 @@ mod tests {
     use super::*;
     use crate::store::{
         group_commit::tests::{
-            check_update_outcomes, job, pin, stored_unless_poisoned, update_groups, UPDATE_STATE,
+            check_update_outcomes, create, job, pin, stored_unless_poisoned, update, update_groups,
+            UPDATE_STATE,
         },
         keys::KeyStore,
         postgres::PgStore,
@@ -379,6 +380,85 @@ mod tests {
             assert_eq!(n, count, "{sql}");
         }
         let _ = conn.close().await;
+        store.close().await;
+        drop(store);
+        database.remove().await;
+    }
+
+    /// A group's update meets a pin another transaction holds: it waits for that one, then
+    /// writes the pin only if it is still at the version read, saving as the past version the
+    /// state it replaced. One holder only locks its pin (the update stands and saves the
+    /// original); the other moves its pin on (the update is moved: nothing written, nothing
+    /// saved). [`UPDATE_PINS`] takes its locks itself, with no `SELECT ... FOR UPDATE` first.
+    #[tokio::test]
+    async fn an_update_waits_for_another_writer_and_saves_what_it_replaced() {
+        let Some(database) =
+            crate::store::postgres::conn::TestDatabase::create("commit_race").await
+        else {
+            return;
+        };
+        let url = &database.url;
+        let store = PgStore::open(url, 2, crate::events::Records::shared("http://test"))
+            .await
+            .unwrap();
+        let ws = store.ensure_workspace("default").await.unwrap();
+        let mut conn = PgConnection::connect(url).await.unwrap();
+        let mut other = PgConnection::connect(url).await.unwrap();
+        let (locked, moved) = (pin("locked"), pin("moved"));
+        let (created, _) = commit(&mut conn, &[create(&ws, &[&locked, &moved])]).await;
+        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
+        for (held, moves_on, outcome) in [
+            (&locked, false, Outcome::Stored),
+            (&moved, true, Outcome::Moved),
+        ] {
+            let mut tx = other.begin().await.unwrap();
+            sqlx::query("SELECT 1 FROM pins WHERE id = $1 FOR UPDATE")
+                .bind(&held.id)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            if moves_on {
+                sqlx::query(
+                    "UPDATE pins SET version = version + 1, title = 'by another' WHERE id = $1",
+                )
+                .bind(&held.id)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            }
+            let group = vec![update(&ws, held, |p| p.title = Some("grouped".into()))];
+            let writing = tokio::spawn(async move {
+                let (results, healthy) = commit(&mut conn, &group).await;
+                (results, healthy, conn)
+            });
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            assert!(!writing.is_finished(), "waits for the holder");
+            tx.commit().await.unwrap();
+            let (results, healthy, back) = writing.await.unwrap();
+            conn = back;
+            assert!(healthy);
+            assert!(
+                matches!(&results[..], [Ok(o)] if *o == outcome),
+                "{results:?}"
+            );
+        }
+        let pins: Vec<(String, i64)> =
+            sqlx::query_as("SELECT title, version FROM pins ORDER BY title")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        let expected = [("by another", 2), ("grouped", 2)];
+        let expected: Vec<(String, i64)> =
+            expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
+        assert_eq!(pins, expected);
+        let saved: Vec<(String, i64, String)> =
+            sqlx::query_as("SELECT pin_id, version, title FROM pin_versions")
+                .fetch_all(&mut conn)
+                .await
+                .unwrap();
+        assert_eq!(saved, vec![(locked.id.clone(), 1, "locked".to_owned())]);
+        let _ = conn.close().await;
+        let _ = other.close().await;
         store.close().await;
         drop(store);
         database.remove().await;
