@@ -314,16 +314,10 @@ mod tests {
     /// timing makes one.)
     #[tokio::test]
     async fn a_refused_create_fails_alone_in_every_kind_of_group() {
-        let Some(database) = crate::store::postgres::conn::TestDatabase::create("commit").await
-        else {
+        let Some(opened) = Opened::new("commit").await else {
             return;
         };
-        let url = &database.url;
-        let store = PgStore::open(url, 2, crate::events::Records::shared("http://test"))
-            .await
-            .unwrap();
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let mut conn = PgConnection::connect(url).await.unwrap();
+        let (ws, mut conn) = (opened.ws.clone(), opened.connect().await);
         sqlx::raw_sql(
             "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$ \
              BEGIN IF NEW.title = 'poison' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$; \
@@ -371,18 +365,15 @@ mod tests {
             .fetch_all(&mut conn)
             .await
             .unwrap();
-        let expected = [("a2", 2), ("b", 1), ("c", 1), ("d", 1), ("e", 1)];
-        let expected: Vec<(String, i64)> =
-            expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
-        assert_eq!(pins, expected);
+        assert_eq!(
+            pins,
+            owned(&[("a2", 2), ("b", 1), ("c", 1), ("d", 1), ("e", 1)])
+        );
         for (sql, count) in UPDATE_STATE[1..].iter().zip([1, 1]) {
             let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut conn).await.unwrap();
             assert_eq!(n, count, "{sql}");
         }
-        let _ = conn.close().await;
-        store.close().await;
-        drop(store);
-        database.remove().await;
+        opened.remove([conn]).await;
     }
 
     /// A group's update meets a pin another transaction holds: it waits for that one, then
@@ -392,18 +383,11 @@ mod tests {
     /// saved). [`UPDATE_PINS`] takes its locks itself, with no `SELECT ... FOR UPDATE` first.
     #[tokio::test]
     async fn an_update_waits_for_another_writer_and_saves_what_it_replaced() {
-        let Some(database) =
-            crate::store::postgres::conn::TestDatabase::create("commit_race").await
-        else {
+        let Some(opened) = Opened::new("commit_race").await else {
             return;
         };
-        let url = &database.url;
-        let store = PgStore::open(url, 2, crate::events::Records::shared("http://test"))
-            .await
-            .unwrap();
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let mut conn = PgConnection::connect(url).await.unwrap();
-        let mut other = PgConnection::connect(url).await.unwrap();
+        let ws = opened.ws.clone();
+        let (mut conn, mut other) = (opened.connect().await, opened.connect().await);
         let (locked, moved) = (pin("locked"), pin("moved"));
         let (created, _) = commit(&mut conn, &[create(&ws, &[&locked, &moved])]).await;
         assert!(matches!(created[..], [Ok(Outcome::Stored)]));
@@ -447,20 +431,60 @@ mod tests {
                 .fetch_all(&mut conn)
                 .await
                 .unwrap();
-        let expected = [("by another", 2), ("grouped", 2)];
-        let expected: Vec<(String, i64)> =
-            expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
-        assert_eq!(pins, expected);
+        assert_eq!(pins, owned(&[("by another", 2), ("grouped", 2)]));
         let saved: Vec<(String, i64, String)> =
             sqlx::query_as("SELECT pin_id, version, title FROM pin_versions")
                 .fetch_all(&mut conn)
                 .await
                 .unwrap();
         assert_eq!(saved, vec![(locked.id.clone(), 1, "locked".to_owned())]);
-        let _ = conn.close().await;
-        let _ = other.close().await;
-        store.close().await;
-        drop(store);
-        database.remove().await;
+        opened.remove([conn, other]).await;
+    }
+
+    /// A database of its own (`TEST_PG_URL`, as the API tests) with the store's schema and
+    /// its default workspace; `None` where PostgreSQL isn't running.
+    struct Opened {
+        database: crate::store::postgres::conn::TestDatabase,
+        store: PgStore,
+        ws: String,
+    }
+
+    impl Opened {
+        async fn new(prefix: &str) -> Option<Opened> {
+            let database = crate::store::postgres::conn::TestDatabase::create(prefix).await?;
+            let store = PgStore::open(
+                &database.url,
+                2,
+                crate::events::Records::shared("http://test"),
+            )
+            .await
+            .unwrap();
+            let ws = store.ensure_workspace("default").await.unwrap();
+            Some(Opened {
+                database,
+                store,
+                ws,
+            })
+        }
+
+        /// A connection of the test's own, outside the store's pool.
+        async fn connect(&self) -> PgConnection {
+            PgConnection::connect(&self.database.url).await.unwrap()
+        }
+
+        /// Closes `conns` and the store, and drops the database.
+        async fn remove<const N: usize>(self, conns: [PgConnection; N]) {
+            for conn in conns {
+                let _ = conn.close().await;
+            }
+            self.store.close().await;
+            drop(self.store);
+            self.database.remove().await;
+        }
+    }
+
+    /// `(title, version)` rows as the queries return them.
+    fn owned(rows: &[(&str, i64)]) -> Vec<(String, i64)> {
+        rows.iter().map(|(t, v)| ((*t).into(), *v)).collect()
     }
 }
