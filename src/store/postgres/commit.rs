@@ -442,7 +442,9 @@ mod tests {
     }
 
     /// A database of its own (`TEST_PG_URL`, as the API tests) with the store's schema and
-    /// its default workspace; `None` where PostgreSQL isn't running.
+    /// its default workspace; `None` where [`TestDatabase::create`] leaves the test out.
+    ///
+    /// [`TestDatabase::create`]: crate::store::postgres::conn::TestDatabase::create
     struct Opened {
         database: crate::store::postgres::conn::TestDatabase,
         store: PgStore,
