@@ -3,7 +3,10 @@
 
 use std::{sync::Arc, time::Duration};
 
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::{
+    broadcast::{self, error::RecvError},
+    watch,
+};
 
 use super::Frame;
 use crate::store::Store;
@@ -11,29 +14,42 @@ use crate::store::Store;
 /// Events read from the log at a time.
 const PAGE: i64 = 500;
 
+/// What a feed broadcasts to its viewers.
+#[derive(Clone)]
+pub(crate) enum Delivery {
+    Frame(Arc<Frame>),
+    /// The server is shutting down: every viewer ends. Said once by the feed rather than
+    /// watched by each viewer, so a frame's delivery doesn't register a thousand viewers in
+    /// one shared shutdown `Notify` (its lock taken twice a viewer a frame, on both threads).
+    Stop,
+}
+
 /// The broadcast of one workspace's events; its reading task stops with the last viewer.
 pub(crate) struct Feed {
-    frames: broadcast::Sender<Arc<Frame>>,
+    frames: broadcast::Sender<Delivery>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Feed {
     /// Starts reading workspace `ws`'s events after `after`. `buffer` is each viewer's
     /// allowance of unread frames; the log is also read every `every`, in case a
-    /// notification was missed.
+    /// notification was missed. When `stop` turns true the feed says [`Delivery::Stop`] and
+    /// ends.
     pub(crate) fn start(
         store: Store,
         ws: &str,
         after: i64,
         buffer: usize,
         every: Duration,
+        stop: watch::Receiver<bool>,
     ) -> Feed {
         let (frames, _) = broadcast::channel(buffer);
-        let task = tokio::spawn(run(store, ws.to_owned(), after, frames.clone(), every));
+        let feeding = run(store, ws.to_owned(), after, frames.clone(), every);
+        let task = tokio::spawn(stopping(feeding, frames.clone(), stop));
         Feed { frames, task }
     }
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Frame>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Delivery> {
         self.frames.subscribe()
     }
 }
@@ -44,11 +60,25 @@ impl Drop for Feed {
     }
 }
 
+/// Runs `feeding` until `stop` turns true (or its sender is gone), then tells the viewers.
+async fn stopping(
+    feeding: impl std::future::Future<Output = ()>,
+    frames: broadcast::Sender<Delivery>,
+    mut stop: watch::Receiver<bool>,
+) {
+    tokio::select! {
+        () = feeding => {}
+        _ = stop.wait_for(|stopped| *stopped) => {
+            let _ = frames.send(Delivery::Stop);
+        }
+    }
+}
+
 async fn run(
     store: Store,
     ws: String,
     mut after: i64,
-    frames: broadcast::Sender<Arc<Frame>>,
+    frames: broadcast::Sender<Delivery>,
     every: Duration,
 ) {
     let mut commits = store.commits().subscribe();
@@ -75,7 +105,7 @@ async fn run(
                 after = event.seq;
                 match Frame::of(event) {
                     Ok(frame) => {
-                        let _ = frames.send(Arc::new(frame));
+                        let _ = frames.send(Delivery::Frame(Arc::new(frame)));
                     }
                     Err(e) => tracing::warn!(error = %e, seq = after, "formatting an event"),
                 }

@@ -32,7 +32,7 @@ use crate::{
     pins::PinRecord,
     store::{Dataset, Pin, Pinboard, PlacedPin, Render, Store},
 };
-pub(crate) use feed::Feed;
+pub(crate) use feed::{Delivery, Feed};
 pub(crate) use frame::{data_json, Frame, FrameData};
 pub use kind::{EventKind, Resource};
 pub use stream::{Filter, Resume, RETRY_MS};
@@ -49,7 +49,8 @@ pub struct EventSettings {
     pub max_share_streams_per_address: usize,
     /// How long the log keeps events: the furthest back a client can resume.
     pub retention_secs: u64,
-    /// Seconds between `: keep-alive` comments on an idle stream.
+    /// Seconds between `: keep-alive` comments on every stream, whether or not events went
+    /// out meanwhile (CONTRACT.md 10: at least this often).
     pub heartbeat_secs: u64,
     /// Events a viewer may have unread before it is ended (it resumes by its last id).
     pub buffer: usize,
@@ -156,6 +157,7 @@ impl Hub {
             newest,
             self.settings.buffer.max(1),
             Duration::from_secs(self.settings.heartbeat_secs.max(1)),
+            self.stop.subscribe(),
         ));
         feeds.retain(|_, f| f.strong_count() > 0);
         feeds.insert(ws.to_owned(), Arc::downgrade(&feed));

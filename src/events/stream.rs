@@ -13,7 +13,7 @@ use std::{collections::VecDeque, convert::Infallible, sync::Arc, time::Duration}
 use axum::body::{Body, Bytes};
 use tokio::sync::{broadcast, watch};
 
-use super::{token::ShareIds, Admission, EventKind, Feed, Frame, Hub, Resource};
+use super::{token::ShareIds, Admission, Delivery, EventKind, Feed, Frame, Hub, Resource};
 use crate::{
     error::Result,
     metrics::{OpenStream, StreamKind},
@@ -70,7 +70,7 @@ struct Shared {
 struct Viewer {
     /// Held so the feed runs while someone watches (it stops with its last viewer).
     _feed: Arc<Feed>,
-    frames: broadcast::Receiver<Arc<Frame>>,
+    frames: broadcast::Receiver<Delivery>,
     filter: Filter,
     /// To send before anything else.
     queued: VecDeque<Bytes>,
@@ -78,8 +78,14 @@ struct Viewer {
     delivered: i64,
     /// While the viewer catches up: the workspace whose log it reads after `delivered`.
     backlog: Option<(String, Store)>,
+    /// Ticks every `events.heartbeat_secs` whether or not frames went out: CONTRACT.md 10's
+    /// comment "at least every" that often, without a timer reset per frame.
     heartbeat: tokio::time::Interval,
+    /// Read before waiting on `frames`; once waiting, the feed's [`Delivery::Stop`] ends it.
     stop: watch::Receiver<bool>,
+    /// Whether `stop` was read since `frames` was (re)subscribed: a stop said before the
+    /// subscription is not in it.
+    stop_read: bool,
     /// A share stream's item: frames carry what its page shows under sealed ids, and the
     /// stream ends when the item stops being public.
     share: Option<Shared>,
@@ -173,6 +179,7 @@ impl Hub {
             backlog,
             heartbeat,
             stop: self.stop.subscribe(),
+            stop_read: false,
             share,
             _admission: admission,
         };
@@ -207,8 +214,11 @@ impl Viewer {
             if let Some(bytes) = self.queued.pop_front() {
                 return Some(bytes);
             }
-            if *self.stop.borrow() {
-                return None;
+            if !self.stop_read {
+                if *self.stop.borrow() {
+                    return None;
+                }
+                self.stop_read = self.backlog.is_none();
             }
             if self.backlog.is_none() {
                 return self.live().await;
@@ -224,6 +234,7 @@ impl Viewer {
         // What the broadcast holds is in the log as well, after `delivered`: start it afresh,
         // so a long catch-up never falls a buffer behind.
         self.frames = self.frames.resubscribe();
+        self.stop_read = false;
         let events = match store.events_after(ws, self.delivered, BACKLOG_PAGE).await {
             Ok(events) => events,
             Err(e) => {
@@ -281,11 +292,11 @@ impl Viewer {
     async fn live(&mut self) -> Option<Bytes> {
         loop {
             tokio::select! {
+                biased;
                 frame = self.frames.recv() => match frame {
-                    Ok(frame) if frame.seq > self.delivered => {
+                    Ok(Delivery::Frame(frame)) if frame.seq > self.delivered => {
                         self.delivered = frame.seq;
                         let Some(bytes) = self.bytes_of(&frame) else { continue };
-                        self.heartbeat.reset();
                         // The shared item itself changed: it may have stopped being public.
                         if let Some(Shared { item, store, .. }) = &self.share {
                             if frame.resource_id == *item
@@ -297,7 +308,8 @@ impl Viewer {
                         self.counted.delivered();
                         return Some(bytes);
                     }
-                    Ok(_) => {}
+                    Ok(Delivery::Frame(_)) => {}
+                    Ok(Delivery::Stop) => return None,
                     // A buffer behind (or the feed is gone): end; the client resumes.
                     Err(lag) => {
                         if matches!(lag, broadcast::error::RecvError::Lagged(_)) {
@@ -313,7 +325,6 @@ impl Viewer {
                 } else {
                     Bytes::from_static(b": keep-alive\n\n")
                 }),
-                _ = self.stop.changed() => return None,
             }
         }
     }

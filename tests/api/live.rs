@@ -529,6 +529,29 @@ async fn an_idle_stream_sends_a_heartbeat() {
     }
 }
 
+/// CONTRACT.md 10: a comment at least every `heartbeat_secs`, also while events flow (a
+/// proxy that times out on its own clock sees the stream alive either way).
+#[tokio::test]
+async fn a_busy_stream_sends_a_heartbeat_too() {
+    for app in each_store("[events]\nheartbeat_secs = 1\n").await {
+        let mut stream = watch(&app, "").await;
+        let (mut events, mut comments) = (0, 0);
+        let started = tokio::time::Instant::now();
+        while comments == 0 && started.elapsed() < Duration::from_secs(4) {
+            new_pin(&app, "busy").await;
+            while let Some(frame) = stream.next_frame(Duration::from_millis(250)).await {
+                events += usize::from(frame.event.is_some());
+                comments += usize::from(frame.comment.as_deref() == Some("keep-alive"));
+            }
+        }
+        assert!(events > 0, "the pins' events came");
+        assert!(
+            comments > 0,
+            "a keep-alive within 4 s among {events} events"
+        );
+    }
+}
+
 #[tokio::test]
 async fn each_credential_may_hold_only_so_many_streams() {
     for app in each_store("[events]\nmax_streams_per_key = 2\nheartbeat_secs = 1\n").await {
