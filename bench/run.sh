@@ -720,25 +720,7 @@ open(f"{work}/updates_8.paths", "w").writelines(all_)
 open(f"{work}/updates_same.paths", "w").writelines(same)
 open(f"{work}/updates_shared.paths", "w").writelines(shared)
 PY
-  # The disk alone, just before: 8 KiB written and fdatasync'd back to back in the bench's
-  # directory (SQLite's), for as long as a run. Every durable write waits for such a sync, so
-  # a stall here stalls every writer at once, whatever the server.
-  python3 - "$WORK/fsync_probe" "$DUR" <<'PY'
-import os, sys, time
-path, secs = sys.argv[1], float(sys.argv[2])
-fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
-times, end = [], time.monotonic() + secs
-while time.monotonic() < end:
-    start = time.perf_counter()
-    os.pwrite(fd, b"x" * 8192, (len(times) % 128) * 8192)
-    os.fdatasync(fd)
-    times.append((time.perf_counter() - start) * 1000)
-os.close(fd)
-os.unlink(path)
-times.sort()
-print(f"disk.fsync_8k_ms: p50={times[len(times) // 2]:.2f} p99={times[int(len(times) * 0.99)]:.2f} "
-      f"max={times[-1]:.2f} over_20ms={sum(t > 20 for t in times)} of {len(times)} (syncs back to back)")
-PY
+  fsync_probe "$DUR"
   read -r post_rps post_p99 <<<"$(KEY=$key wrk_run "$base/v1/pins" bench/lua/post.lua "$WORK/pin.json")"
   before=$(updates_versions "$base" 0 1)
   read -r one_rps one_p99 <<<"$(PATHS_FILE=$WORK/updates_1.paths METHOD=PATCH KEY= wrk_run "$base" bench/lua/spread.lua "$WORK/writes_patch.json")"
@@ -905,10 +887,39 @@ PY
 # Live events: the peer's probe (K viewers on /v1/events, M json pins posted one every
 # 100 ms, each carrying bench_seq) at 100 and 1,000 viewers; POST/s while 1,000 viewers
 # drain the stream, against POST/s with none (measured above); RSS with 1,000 viewers.
+# fsync_probe SECS [GAP_MS]: the disk alone, 8 KiB written and fdatasync'd in the bench's
+# directory (SQLite's) for SECS, back to back or GAP_MS apart (an idle disk between syncs
+# stalls more often here than a busy one). Every durable write waits for such a sync, so a stall here
+# stalls every writer at once, whatever the server; one stall among the push figure's 50
+# updates is a p99 of 1,000 viewers.
+fsync_probe() {
+  python3 - "$WORK/fsync_probe" "$1" "${2:-0}" <<'PY'
+import os, sys, time
+path, secs, gap = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]) / 1000
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+times, end = [], time.monotonic() + secs
+while time.monotonic() < end:
+    start = time.perf_counter()
+    os.pwrite(fd, b"x" * 8192, (len(times) % 128) * 8192)
+    os.fdatasync(fd)
+    times.append((time.perf_counter() - start) * 1000)
+    time.sleep(gap)
+os.close(fd)
+os.unlink(path)
+times.sort()
+print(f"disk.fsync_8k_ms: p50={times[len(times) // 2]:.2f} p99={times[int(len(times) * 0.99)]:.2f} "
+      f"max={times[-1]:.2f} over_20ms={sum(t > 20 for t in times)} of {len(times)} "
+      f"({f'{gap * 1000:g} ms apart' if gap else 'back to back'})")
+PY
+}
+
 bench_events() {
   local store=$1 base=$2 key=$3 pid=$4 post_rps=$5 probe=$PEER/sse_probe.js out drain
   local viewers=(100 1000) updates=50
   [ $SMOKE = 1 ] && viewers=(5 20) updates=3
+  # The disk over as long as the 50 updates take, syncs 10 ms apart: a commit that waits out a
+  # stall delays its event for every viewer.
+  [ $SMOKE = 1 ] || fsync_probe 5 10
   for k in "${viewers[@]}"; do
     push_probe "${base##*:}" /v1/pins "$PUSH_BODY" "$k" "$updates" "Authorization: Bearer $key" >"$WORK/probe.json"
     read -r p50 p99 got expected silent <<<"$(python3 -c 'import json, sys
