@@ -61,6 +61,7 @@ impl Drop for Feed {
 }
 
 /// Runs `feeding` until `stop` turns true (or its sender is gone), then tells the viewers.
+/// `feeding` doesn't end first: it holds the store whose notifications it waits on.
 async fn stopping(
     feeding: impl std::future::Future<Output = ()>,
     frames: broadcast::Sender<Delivery>,
