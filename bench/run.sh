@@ -884,14 +884,11 @@ PY
   line "$store.list200_rendered_rps (vs the same list unrendered)" "$rend_rps" "$plain_rps"
 }
 
-# Live events: the peer's probe (K viewers on /v1/events, M json pins posted one every
-# 100 ms, each carrying bench_seq) at 100 and 1,000 viewers; POST/s while 1,000 viewers
-# drain the stream, against POST/s with none (measured above); RSS with 1,000 viewers.
 # fsync_probe SECS [GAP_MS]: the disk alone, 8 KiB written and fdatasync'd in the bench's
 # directory (SQLite's) for SECS, back to back or GAP_MS apart (an idle disk between syncs
-# stalls more often here than a busy one). Every durable write waits for such a sync, so a stall here
-# stalls every writer at once, whatever the server; one stall among the push figure's 50
-# updates is a p99 of 1,000 viewers.
+# stalls more often here than a busy one). Every durable write waits for such a sync, so a
+# stall here stalls every writer at once, whatever the server; one stall among the push
+# figure's 50 updates is a p99 of 1,000 viewers.
 fsync_probe() {
   python3 - "$WORK/fsync_probe" "$1" "${2:-0}" <<'PY'
 import os, sys, time
@@ -913,6 +910,9 @@ print(f"disk.fsync_8k_ms: p50={times[len(times) // 2]:.2f} p99={times[int(len(ti
 PY
 }
 
+# Live events: the peer's probe (K viewers on /v1/events, M json pins posted one every
+# 100 ms, each carrying bench_seq) at 100 and 1,000 viewers; POST/s while 1,000 viewers
+# drain the stream, against POST/s with none (measured above); RSS with 1,000 viewers.
 bench_events() {
   local store=$1 base=$2 key=$3 pid=$4 post_rps=$5 probe=$PEER/sse_probe.js out drain
   local viewers=(100 1000) updates=50
