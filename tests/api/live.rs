@@ -693,6 +693,41 @@ async fn a_viewer_on_one_replica_sees_every_replicas_changes_in_one_order() {
         .map(|e| e.data["id"].clone())
         .collect();
     assert_eq!(rest, made[3..]);
+    // A batch (its own transaction, not the commit loop's), then an update from the other
+    // replica, each seen on both before the next: a later write's news can't stand in.
+    let names = |frames: Vec<Frame>| -> Vec<(String, Value)> {
+        frames
+            .into_iter()
+            .map(|e| (e.event.unwrap_or_default(), e.data["id"].clone()))
+            .collect()
+    };
+    let batch = json!({"pins": [stat_cards("b0"), stat_cards("b1")]});
+    let res = call(&a, &a.key, Method::POST, "/v1/pins/batch", Some(&batch))
+        .await
+        .expect(200);
+    let created: Vec<(String, Value)> = res
+        .data()
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|p| ("pin.created".to_owned(), p["pin_id"].clone()))
+        .collect();
+    assert_eq!(names(resumed.events(2).await), created);
+    assert_eq!(names(on_a.events(2).await), created);
+    let first = made[0].as_str().expect("an id");
+    let patch = json!({"metadata": {"title": "moved"}});
+    call(
+        &b,
+        &a.key,
+        Method::PATCH,
+        &format!("/v1/pins/{first}"),
+        Some(&patch),
+    )
+    .await
+    .expect(200);
+    let updated = vec![("pin.updated".to_owned(), made[0].clone())];
+    assert_eq!(names(resumed.events(1).await), updated);
+    assert_eq!(names(on_a.events(1).await), updated);
 }
 
 /// Event streams are pushed by threads of their own at the niceness `http.stream_nice`
