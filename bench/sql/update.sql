@@ -4,9 +4,7 @@
 -- commit runs for it (store/postgres/commit.rs): BEGIN, the compare-and-set update from
 -- arrays (UPDATE_PINS, which locks the pin, saves the replaced state as a past version and
 -- prunes beyond the retention), the event's append
--- (store/postgres/events.rs APPEND_EVENTS), COMMIT, then the NOTIFY that tells the other
--- replicas (events.rs NOTIFY, on a connection of its own in the service, one for all the
--- commits made while the previous one was out). The text is the store's with pgbench
+-- (store/postgres/events.rs APPEND_EVENTS), COMMIT. The text is the store's with pgbench
 -- variables for `$n`; `cargo test bench_sql` fails if they differ. Under load the service
 -- writes many updates (and creates) in one transaction; this commits each update alone, as
 -- a server without group commit would. bench/run.sh runs it with `enable_seqscan = off` and
@@ -79,7 +77,7 @@ WITH u AS (SELECT * FROM UNNEST(:wss::text[], :ids::text[], :expected::int8[], :
   require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status FROM changed WHERE version >
   keep_above), pruned AS (DELETE FROM pin_versions v USING changed c WHERE v.pin_id = c.id AND v.version <= c.keep_above AND v.version > c.prune_above) SELECT c.id,
   COALESCE(array_agg(pl.pinboard_id) FILTER (WHERE pl.pinboard_id IS NOT NULL), '{}') FROM changed c LEFT JOIN placements pl ON pl.pin_id = c.id GROUP BY c.id;
-WITH locked AS MATERIALIZED ( SELECT pg_advisory_xact_lock(7277, hashtext(w)) FROM (SELECT DISTINCT unnest(:wss::text[]) AS w ORDER BY 1) ws)
-  INSERT INTO events (workspace_id, event, resource_id, version, boards, at, data) SELECT e.ws, e.event, e.id, e.version, ARRAY(SELECT jsonb_array_elements_text(e.boards::jsonb)), e.at, e.data FROM UNNEST(:wss::text[], :events::text[], :ids::text[], :versions::int8[], :boards::text[], :nows::int8[], :datas::text[]) WITH ORDINALITY AS e (ws, event, id, version, boards, at, data, n) WHERE (SELECT count(*) FROM locked) >= 0 ORDER BY e.n;
+WITH locked AS MATERIALIZED ( SELECT pg_advisory_xact_lock(7277, hashtext(w)) FROM (SELECT DISTINCT unnest(:wss::text[]) AS w ORDER BY 1) ws),
+  appended AS (INSERT INTO events (workspace_id, event, resource_id, version, boards, at, data) SELECT e.ws, e.event, e.id, e.version, ARRAY(SELECT jsonb_array_elements_text(e.boards::jsonb)), e.at, e.data FROM UNNEST(:wss::text[], :events::text[], :ids::text[], :versions::int8[], :boards::text[], :nows::int8[], :datas::text[]) WITH ORDINALITY AS e (ws, event, id, version, boards, at, data, n) WHERE (SELECT count(*) FROM locked) >= 0 ORDER BY e.n RETURNING workspace_id)
+  SELECT count(pg_notify('corkboard_events', w)) FROM (SELECT DISTINCT workspace_id AS w FROM appended) n;
 COMMIT;
-SELECT count(pg_notify('corkboard_events', w || ' ' || 'pgbench')) FROM unnest(:wss::text[]) w;

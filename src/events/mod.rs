@@ -2,8 +2,8 @@
 //! viewers, over Server-Sent Events.
 //!
 //! The store appends every event to its log in the change's own transaction and then says
-//! which workspace has news ([`crate::store::Commits`]: in process, and on PostgreSQL
-//! through `LISTEN/NOTIFY` from the other replicas). Per watched workspace one [`Feed`]
+//! which workspace has news ([`crate::store::Commits`]: in process on SQLite, through
+//! `LISTEN/NOTIFY` from every replica on PostgreSQL). Per watched workspace one [`Feed`]
 //! reads the new events from the log, formats each once, and hands the same bytes to every
 //! viewer through a bounded broadcast: writers never wait for viewers, and a viewer that
 //! falls a whole buffer behind is ended and resumes with `Last-Event-ID`.

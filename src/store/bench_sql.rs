@@ -203,7 +203,6 @@ fn pgbench_update_runs_what_a_postgres_update_runs() {
             (postgres::commit::UPDATE_PINS, &update),
             (postgres::events::APPEND_EVENTS, &event),
             ("COMMIT", &[]),
-            (postgres::events::NOTIFY, &[":wss", "'pgbench'"]),
         ],
     );
 }

@@ -143,17 +143,6 @@ impl Committer {
     }
 }
 
-/// Tells `committed` which workspaces have new events after a group's commit (each once).
-pub(super) fn tell(group: &[Job], results: &[Result<Outcome>], committed: impl Fn(&str)) {
-    let mut told: Vec<&str> = Vec::new();
-    for (job, result) in group.iter().zip(results) {
-        if matches!(result, Ok(Outcome::Stored)) && !told.contains(&job.ws.as_str()) {
-            committed(&job.ws);
-            told.push(&job.ws);
-        }
-    }
-}
-
 /// The updates of `group` that may stand, by position: a second update of one pin in the
 /// group is moved at once (it read the same version as the first, which will have changed it).
 pub(super) fn first_of_each_pin(group: &[Job]) -> Vec<bool> {

@@ -176,8 +176,8 @@ pub(crate) trait Backend: Sync {
     /// Counts changes to stored credentials ([`super::AuthEpoch`]): the writes of keys,
     /// memberships and roles call its `changed` after their commit.
     fn auth(&self) -> &super::AuthEpoch;
-    /// Called after a commit that appended events of workspace `ws`: tells this process's
-    /// streams, and on PostgreSQL the other replicas' (a `NOTIFY`, `postgres/events.rs`).
+    /// Called after a commit that appended events of workspace `ws`: on SQLite it tells the
+    /// streams; on PostgreSQL the commit's own `NOTIFY` does, on every replica.
     fn committed(&self, ws: &str);
     /// Appends `events` inside the caller's transaction, as its last statement before the
     /// commit (on PostgreSQL it serialises the workspace's appends until the commit).

@@ -1,7 +1,7 @@
 //! Delivering webhooks: one worker per replica, driven by the durable event log.
 //!
 //! The worker wakes when the store says a workspace has new events (`store::Commits`: in
-//! process, and on PostgreSQL `LISTEN/NOTIFY` from the other replicas), when an operation
+//! process on SQLite, `LISTEN/NOTIFY` from every replica on PostgreSQL), when an operation
 //! nudges it (a webhook enabled or tested), and every `webhooks.poll_ms` (retries come due
 //! with time, and a notification can be missed). Each time it looks for due webhooks (an
 //! event after their cursor, no retry pending, no live lease) and leases up to its free

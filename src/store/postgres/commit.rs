@@ -13,16 +13,12 @@ use std::{collections::HashMap, sync::Arc};
 use sqlx::{postgres::PgConnectOptions, Connection, PgConnection};
 use tokio::sync::mpsc;
 
-use super::{
-    events::{append, Notifier},
-    insert::insert_rows,
-    WAIT_FOR_CONNECTION,
-};
+use super::{events::append, insert::insert_rows, WAIT_FOR_CONNECTION};
 use crate::store::{
     events::NewEvent,
     group_commit::{
-        answer, first_of_each_pin, same_failure, standing_updates, tell, Committer, Job, Outcome,
-        Update, Write, MAX_GROUP,
+        answer, first_of_each_pin, same_failure, standing_updates, Committer, Job, Outcome, Update,
+        Write, MAX_GROUP,
     },
     pins::{keep_above, prune_above},
     Pin,
@@ -45,17 +41,15 @@ use crate::{error::Result, Error};
 /// of unknown length, and so for any group. By default PostgreSQL plans a statement anew
 /// for each run while that looks cheaper, which for small groups (a quiet store, a lone
 /// writer) it always did: ~0.6 ms of planning for each group's update of a pin or two.
-pub(super) fn start(options: PgConnectOptions, notifier: Notifier) -> Result<Committer> {
+pub(super) fn start(options: PgConnectOptions) -> Result<Committer> {
     let options = options.options([
         ("enable_seqscan", "off"),
         ("plan_cache_mode", "force_generic_plan"),
     ]);
-    Committer::start("corkboard-commit", move |queue| {
-        run(options, notifier, queue)
-    })
+    Committer::start("corkboard-commit", move |queue| run(options, queue))
 }
 
-async fn run(options: PgConnectOptions, notifier: Notifier, mut queue: mpsc::Receiver<Job>) {
+async fn run(options: PgConnectOptions, mut queue: mpsc::Receiver<Job>) {
     let mut conn: Option<PgConnection> = None;
     let mut group = Vec::with_capacity(MAX_GROUP);
     while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
@@ -81,7 +75,6 @@ async fn run(options: PgConnectOptions, notifier: Notifier, mut queue: mpsc::Rec
             }
         };
         let (results, healthy) = commit(&mut live, &group).await;
-        tell(&group, &results, |ws| notifier.committed(ws));
         answer(&mut group, Ok(results));
         if healthy {
             conn = Some(live);
@@ -304,15 +297,13 @@ mod tests {
     #[tokio::test]
     async fn a_server_that_never_answers_is_a_503_not_a_hang() {
         let (options, hold) = crate::store::postgres::conn::silent_server().await;
-        let (notifier, notifying) = Notifier::start(options.clone(), Default::default());
-        let committer = start(options, notifier).unwrap();
+        let committer = start(options).unwrap();
         let started = std::time::Instant::now();
         let result = committer
             .insert("ws", &[pin("waits")], None, Vec::new())
             .await;
         assert!(matches!(result, Err(Error::Unavailable)), "{result:?}");
         assert!(started.elapsed() < WAIT_FOR_CONNECTION * 2);
-        notifying.abort();
         hold.abort();
     }
 

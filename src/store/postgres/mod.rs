@@ -64,11 +64,8 @@ pub struct PgStore {
     committer: Committer,
     render: Arc<dyn Render>,
     commits: Commits,
-    /// Tells every replica of this one's commits (see `events.rs`).
-    notifier: events::Notifier,
-    /// The notifier's task and the listener that hears the other replicas' commits;
-    /// stopped by `close`.
-    tasks: Arc<[tokio::task::JoinHandle<()>; 2]>,
+    /// Hears every replica's commits (see `events.rs`); stopped by `close`.
+    listener: Arc<tokio::task::JoinHandle<()>>,
     auth: Arc<AuthEpoch>,
 }
 
@@ -132,22 +129,19 @@ impl PgStore {
             .map_err(|e| Error::internal_in("migrating", e))?;
         let commits = Commits::default();
         let auth = Arc::new(AuthEpoch::in_process());
-        let (notifier, notifying) = events::Notifier::start(options.clone(), commits.clone());
-        // A pool of its own: a listener holds its connection for good, which must not come
-        // out of the requests' pool.
-        let listening = events::listen(
-            PgPoolOptions::new()
-                .max_connections(1)
-                .connect_lazy_with(options.clone()),
-            notifier.clone(),
-        );
         Ok(PgStore {
+            // A pool of its own: a listener holds its connection for good, which must not
+            // come out of the requests' pool.
+            listener: Arc::new(events::listen(
+                PgPoolOptions::new()
+                    .max_connections(1)
+                    .connect_lazy_with(options.clone()),
+                commits.clone(),
+            )),
             conns: conn::Connections::new(pool),
-            committer: commit::start(options, notifier.clone())?,
+            committer: commit::start(options)?,
             render,
             commits,
-            notifier,
-            tasks: Arc::new([notifying, listening]),
             auth,
         })
     }
@@ -199,18 +193,15 @@ impl Backend for PgStore {
         &self.auth
     }
 
-    fn committed(&self, ws: &str) {
-        self.notifier.committed(ws);
-    }
+    /// The commit's own `NOTIFY` tells every replica (`events.rs`).
+    fn committed(&self, _ws: &str) {}
 
     fn append_events<'c>(tx: &'c mut PgConnection, events: &'c [NewEvent]) -> Run<'c, ()> {
         events::append(tx, events)
     }
 
     async fn close(&self) {
-        for task in &*self.tasks {
-            task.abort();
-        }
+        self.listener.abort();
         self.conns.close().await;
     }
 
@@ -235,7 +226,6 @@ impl Backend for PgStore {
         }
         events::append(&mut tx, &events).await?;
         tx.commit().await?;
-        self.committed(ws);
         Ok(Created::Stored)
     }
 

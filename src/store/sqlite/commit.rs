@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::store::{
     events::{self, Commits, NewEvent},
     group_commit::{
-        answer, first_of_each_pin, standing_updates, tell, Committer, Job, Outcome, Update, Write,
+        answer, first_of_each_pin, standing_updates, Committer, Job, Outcome, Update, Write,
         MAX_GROUP,
     },
     pins::{
@@ -55,7 +55,7 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
             let done = commit(&mut conn, &group).await;
             let committed = done.is_ok();
             if let Ok(results) = &done {
-                tell(&group, results, |ws| commits.send(Some(ws)));
+                tell(&commits, &group, results);
             }
             answer(&mut group, done);
             if !committed || held_since.elapsed() >= HOLD_FOR {
@@ -70,6 +70,17 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
             if group.is_empty() {
                 break;
             }
+        }
+    }
+}
+
+/// Tells the streams which workspaces have new events (each once).
+fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
+    let mut told: Vec<&str> = Vec::new();
+    for (job, result) in group.iter().zip(results) {
+        if matches!(result, Ok(Outcome::Stored)) && !told.contains(&job.ws.as_str()) {
+            commits.send(Some(&job.ws));
+            told.push(&job.ws);
         }
     }
 }
