@@ -18,7 +18,7 @@
 //! `shared_board`, `shared_playlist`): they know only an id, and the query itself admits only what anyone may
 //! see; `board_grant`, a user's collaborator role on a board of any workspace; and
 //! `find_hook`: a call to a hook's url names only its token, whose row names the workspace;
-//! and `due_webhooks` and `claim_webhooks`: the delivery worker leases due webhooks of
+//! and `due_webhooks`, `webhook_workspaces` and `claim_webhooks`: the delivery worker leases due webhooks of
 //! every workspace, each row naming its workspace for every statement after.
 //!
 //! The statements one create and one read run are named constants (`FIND_KEY`,
@@ -292,6 +292,7 @@ impl Store {
         fn webhook_deliveries(&self, ws: &str, id: &str, limit: i64) -> Result<Vec<DeliveryRow>>;
         fn log_webhook_event(&self, ws: &str, event: &NewEvent) -> Result<()>;
         fn due_webhooks(&self, now: i64, limit: i64) -> Result<Vec<String>>;
+        fn webhook_workspaces(&self) -> Result<Vec<String>>;
         fn claim_webhooks(&self, worker: &str, ids: &[String], now: i64, lease_until: i64) -> Result<Vec<WebhookRow>>;
         fn webhook_progress(&self, ws: &str, id: &str, worker: &str, attempts: &[DeliveryRow], cursor: i64, lease_until: i64) -> Result<bool>;
         fn webhook_failed(&self, ws: &str, id: &str, worker: &str, attempt: &DeliveryRow, failure: &Failure) -> Result<bool>;

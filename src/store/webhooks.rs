@@ -107,6 +107,8 @@ pub(crate) trait WebhookStore {
     /// queries over every workspace: the delivery worker serves them all, and a webhook's
     /// row names its workspace, which every later statement names.
     async fn due_webhooks(&self, now: i64, limit: i64) -> Result<Vec<String>>;
+    /// The workspaces that have an enabled webhook.
+    async fn webhook_workspaces(&self) -> Result<Vec<String>>;
     /// Leases to `worker` until `lease_until` those of `ids` that are still due at `now`
     /// (another replica may have taken some meanwhile): the rows leased.
     async fn claim_webhooks(
@@ -203,6 +205,8 @@ const DUE_WEBHOOKS: &str = "SELECT id FROM webhooks w WHERE enabled AND next_att
      AND lease_until < $1 AND EXISTS (SELECT 1 FROM events e \
      WHERE e.workspace_id = w.workspace_id AND e.seq > w.cursor_seq) \
      ORDER BY next_attempt_at LIMIT $2";
+
+const WEBHOOK_WORKSPACES: &str = "SELECT DISTINCT workspace_id FROM webhooks WHERE enabled";
 
 /// Attempts kept per webhook (`GET /webhooks/{id}/deliveries` shows them all).
 pub const KEPT_DELIVERIES: i64 = 100;
@@ -393,6 +397,13 @@ impl<B: Backend> WebhookStore for B {
         let rows = B::query(DUE_WEBHOOKS)
             .bind(now)
             .bind(limit)
+            .fetch_all(&mut *self.reader().await?)
+            .await?;
+        rows.iter().map(|row| Ok(row.get(0)?)).collect()
+    }
+
+    async fn webhook_workspaces(&self) -> Result<Vec<String>> {
+        let rows = B::query(WEBHOOK_WORKSPACES)
             .fetch_all(&mut *self.reader().await?)
             .await?;
         rows.iter().map(|row| Ok(row.get(0)?)).collect()

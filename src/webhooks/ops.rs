@@ -76,6 +76,8 @@ pub async fn create(
             "the workspace has {cap} webhooks, the most it may have (webhooks.max_per_workspace)"
         )));
     }
+    // The worker looks after commits only of workspaces it knows to have a webhook.
+    state.webhooks.nudge();
     Ok(CreatedWebhook {
         record: WebhookRecord::new(&row),
         secret: row.secret,
