@@ -393,8 +393,8 @@ async fn run(ctx: Arc<Ctx>, nudge: Arc<Notify>, mut stop: watch::Receiver<bool>)
 
 /// The workspaces with an enabled webhook, as the store last said (every `poll_ms`, and when
 /// an operation nudges the worker: a webhook created, enabled or tested here). A commit of
-/// another workspace is no reason to look for due webhooks: a look per commit group cost
-/// PATCH 15 % of its rate on PostgreSQL with no webhook anywhere (bench/README "Updates",
+/// another workspace is no reason to look for due webhooks: with a look per commit group,
+/// PATCH/s on PostgreSQL was 17-24 % lower with no webhook anywhere (bench/README "Updates",
 /// session 39). A webhook created on another replica is seen here at the next refresh, and
 /// that replica looks after the commits it hears of meanwhile.
 #[derive(Default)]
