@@ -51,6 +51,13 @@ allow_private_targets = true
 deliver = false
 ";
 
+/// Deliveries to loopback receivers with a poll too slow to matter: what goes out comes from
+/// the commits' news and the operations' nudges alone.
+const SLOW_POLL: &str = "[webhooks]
+allow_private_targets = true
+poll_ms = 60000
+";
+
 /// [`FAST`] without private targets: a replica that refuses to deliver to them.
 const STRICT_FAST: &str = "[webhooks]
 retry_base_ms = 200
@@ -704,5 +711,21 @@ both_stores! {
             assert_eq!(got.len(), 30, "{path}: each event once: {got:?}");
             assert_eq!(got, first, "{path}: in event order");
         }
+    }
+}
+
+both_stores! {
+    with SLOW_POLL;
+
+    // The worker looks after the commits of workspaces it knows to have a webhook: creating
+    // one tells it, so the next write goes out at once, not at the next poll.
+    async fn a_new_webhook_gets_the_next_write_without_waiting_for_a_poll(app) {
+        let receiver = Receiver::start().await;
+        // A write before any webhook: its news is no reason to look.
+        app.create_pin(&stat_cards("before")).await;
+        create_webhook(&app, json!({"url": receiver.url("/new"), "events": ["pin.created"]})).await;
+        let pin = app.create_pin(&stat_cards("after")).await;
+        let got = receiver.wait_for("/new", 1, Duration::from_secs(5)).await;
+        assert_eq!(got[0].json()["id"], pin["pin_id"]);
     }
 }
