@@ -4,7 +4,7 @@
 
 use std::{
     borrow::Cow,
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     sync::LazyLock,
     time::{Duration, Instant},
 };
@@ -98,7 +98,11 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
     }
 }
 
-/// Saved versions wait in `pin_versions_pending` until this many ... Under the PATCH load
+/// Saved versions wait in `pin_versions_pending` until this many, or those of this many pins
+/// (a move writes a page or two of each: with 1,600 pins updated at random, 1,024 versions
+/// were ~800 pins and a move held the writer ~35 ms, the PATCH p99 40 ms) ...
+const MOVE_PINS: usize = 256;
+/// ... or this many ... Under the PATCH load
 /// (200 pins, bench/README.md "Updates") a move of 1,024 takes ~10 ms, the writer's to the
 /// requests waiting behind it: 4,096 (~40 ms) put the PATCH p99 over 20 ms, and 512 moved
 /// too few versions of each pin to save pages (PATCH/s below saving in place).
@@ -108,10 +112,12 @@ const MOVE_ROWS: usize = 1024;
 /// with a split) for each pin of each group.
 const MOVE_AFTER: Duration = Duration::from_secs(1);
 
-/// How many versions the loop saved since they last moved ([`move_versions`]), and since when.
+/// How many versions the loop saved since they last moved ([`move_versions`]), of which pins,
+/// and since when.
 #[derive(Default)]
 struct Saved {
     rows: usize,
+    pins: HashSet<String>,
     since: Option<Instant>,
 }
 
@@ -120,21 +126,20 @@ impl Saved {
     /// retention keeps none, or when SQLite refused the shared statements and each update
     /// went alone, saving its version in place).
     fn add(&mut self, group: &[Job], results: &[Result<Outcome>]) {
-        let stored = group
-            .iter()
-            .zip(results)
-            .filter(|(job, result)| {
-                matches!(job.write, Write::Update(_)) && matches!(result, Ok(Outcome::Stored))
-            })
-            .count();
-        if stored > 0 {
-            self.rows += stored;
-            self.since.get_or_insert_with(Instant::now);
+        for (job, result) in group.iter().zip(results) {
+            if let (Write::Update(update), Ok(Outcome::Stored)) = (&job.write, result) {
+                self.rows += 1;
+                if !self.pins.contains(&update.new.id) {
+                    self.pins.insert(update.new.id.clone());
+                }
+                self.since.get_or_insert_with(Instant::now);
+            }
         }
     }
 
     fn full(&self) -> bool {
         self.rows >= MOVE_ROWS
+            || self.pins.len() >= MOVE_PINS
             || self
                 .since
                 .is_some_and(|since| since.elapsed() >= MOVE_AFTER)
