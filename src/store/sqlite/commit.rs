@@ -4,7 +4,7 @@
 
 use std::{
     borrow::Cow,
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     sync::LazyLock,
     time::{Duration, Instant},
 };
@@ -42,27 +42,7 @@ pub(super) fn start(writer: SqlitePool, commits: Commits) -> Result<Committer> {
 
 async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    let mut saved = Saved::default();
-    loop {
-        let received = match saved.move_at() {
-            None => queue.recv_many(&mut group, MAX_GROUP).await,
-            Some(at) => {
-                match tokio::time::timeout_at(at, queue.recv_many(&mut group, MAX_GROUP)).await {
-                    Ok(received) => received,
-                    // No write came for a while: the saved versions move now.
-                    Err(_) => {
-                        match writer.acquire().await {
-                            Ok(mut conn) => saved.move_all(&mut conn).await,
-                            Err(e) => saved.failed(&e.into()),
-                        }
-                        continue;
-                    }
-                }
-            }
-        };
-        if received == 0 {
-            break;
-        }
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         let held_since = Instant::now();
         let mut conn = match writer.acquire().await {
             Ok(conn) => conn,
@@ -76,12 +56,8 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
             let committed = done.is_ok();
             if let Ok(results) = &done {
                 tell(&commits, &group, results);
-                saved.add(&group, results);
             }
             answer(&mut group, done);
-            if saved.full() {
-                saved.move_all(&mut conn).await;
-            }
             if !committed || held_since.elapsed() >= HOLD_FOR {
                 break;
             }
@@ -97,104 +73,6 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
         }
     }
 }
-
-/// Saved versions wait in `pin_versions_pending` until this many, or those of this many pins
-/// (a move writes a page or two of each: with 1,600 pins updated at random, 1,024 versions
-/// were ~800 pins and a move held the writer ~35 ms, the PATCH p99 40 ms) ...
-const MOVE_PINS: usize = 256;
-/// ... or this many ... Under the PATCH load
-/// (200 pins, bench/README.md "Updates") a move of 1,024 takes ~10 ms, the writer's to the
-/// requests waiting behind it: 4,096 (~40 ms) put the PATCH p99 over 20 ms, and 512 moved
-/// too few versions of each pin to save pages (PATCH/s below saving in place).
-const MOVE_ROWS: usize = 1024;
-/// ... or for this long, then move into `pin_versions` in one transaction: a few versions of
-/// each pin share its pages, where saving each version in place wrote a page (often two,
-/// with a split) for each pin of each group.
-const MOVE_AFTER: Duration = Duration::from_secs(1);
-
-/// How many versions the loop saved since they last moved ([`move_versions`]), of which pins,
-/// and since when.
-#[derive(Default)]
-struct Saved {
-    rows: usize,
-    pins: HashSet<String>,
-    since: Option<Instant>,
-}
-
-impl Saved {
-    /// Counts the updates a group stored: each saved at most one version (fewer when the
-    /// retention keeps none, or when SQLite refused the shared statements and each update
-    /// went alone, saving its version in place).
-    fn add(&mut self, group: &[Job], results: &[Result<Outcome>]) {
-        for (job, result) in group.iter().zip(results) {
-            if let (Write::Update(update), Ok(Outcome::Stored)) = (&job.write, result) {
-                self.rows += 1;
-                if !self.pins.contains(&update.new.id) {
-                    self.pins.insert(update.new.id.clone());
-                }
-                self.since.get_or_insert_with(Instant::now);
-            }
-        }
-    }
-
-    fn full(&self) -> bool {
-        self.rows >= MOVE_ROWS
-            || self.pins.len() >= MOVE_PINS
-            || self
-                .since
-                .is_some_and(|since| since.elapsed() >= MOVE_AFTER)
-    }
-
-    /// When the loop, waiting for writes, moves the saved versions instead.
-    fn move_at(&self) -> Option<tokio::time::Instant> {
-        self.since.map(|since| (since + MOVE_AFTER).into())
-    }
-
-    async fn move_all(&mut self, conn: &mut SqliteConnection) {
-        match move_versions(conn).await {
-            Ok(()) => *self = Saved::default(),
-            Err(e) => self.failed(&e),
-        }
-    }
-
-    /// A move failed: the versions stay where the reads find them, and the next try waits
-    /// [`MOVE_AFTER`] again.
-    fn failed(&mut self, e: &Error) {
-        tracing::warn!(error = %e, rows = self.rows, "moving saved versions failed; trying again");
-        self.since = Some(Instant::now());
-    }
-}
-
-/// Moves every version in `pin_versions_pending` into `pin_versions`, pruning there what the
-/// retention no longer keeps (the newest `keep_above` of each pin's moved versions), in one
-/// transaction. A version of a pin deleted since is dropped. `OR IGNORE`: a version is saved
-/// once (its update's compare-and-set), so none is there already; if one were, the move
-/// must not stop for it, or the table would only grow. Run at open (what a stop left) and
-/// by the commit loop.
-pub(super) async fn move_versions(conn: &mut SqliteConnection) -> Result<()> {
-    let mut tx = Connection::begin(conn).await?;
-    sqlx::raw_sql(MOVE_VERSIONS).execute(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// The statements of [`move_versions`]: `d` holds each pin's newest `keep_above`, so the
-/// versions it would prune at once are not written at all.
-const MOVE_VERSIONS: &str = "WITH d AS MATERIALIZED \
-     (SELECT pin_id, MAX(keep_above) AS keep FROM pin_versions_pending GROUP BY pin_id) \
-     INSERT OR IGNORE INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
-     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, \
-     updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
-     SELECT v.pin_id, v.version, v.pin_type, v.pin_config, v.pin_layout, v.is_public, \
-     v.allow_edit, v.require_sign_in, v.allow_comments, v.title, v.tags, v.provenance, \
-     v.created_at, v.updated_at, v.key, v.expected_every_secs, v.last_pushed_at, \
-     v.status_rules, v.status \
-     FROM d JOIN pin_versions_pending AS v ON v.pin_id = d.pin_id \
-     JOIN pins AS p ON p.id = d.pin_id WHERE v.version > d.keep ORDER BY v.pin_id, v.version; \
-     DELETE FROM pin_versions WHERE (pin_id, version) IN (SELECT v.pin_id, v.version \
-     FROM (SELECT pin_id, MAX(keep_above) AS keep FROM pin_versions_pending GROUP BY pin_id) AS d \
-     CROSS JOIN pin_versions AS v WHERE v.pin_id = d.pin_id AND v.version <= d.keep); \
-     DELETE FROM pin_versions_pending";
 
 /// Tells the streams which workspaces have new events (each once).
 fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
@@ -418,26 +296,30 @@ impl<'a> UpdateRow<'a> {
     }
 }
 
-/// One update of a group as [`UPDATE_TOGETHER`]'s save reads it: apart from [`UpdateRow`],
-/// without the new state, so each `->>` of its parses a few dozen bytes instead of the whole
-/// row.
+/// One update of a group as [`UPDATE_TOGETHER`]'s save and prune read it: apart from
+/// [`UpdateRow`], without the new state, so each `->>` of theirs parses a few dozen bytes
+/// instead of the whole row.
 #[derive(Serialize)]
 struct VersionRow<'a> {
     ws: &'a str,
     id: &'a str,
     /// The version read: its state is saved only if the pin still has it.
     expected: i64,
-    /// Past versions at or below it are pruned when the saved one moves ([`move_versions`]).
+    /// Past versions at or below it are pruned ...
     keep_above: i64,
+    /// ... down to this one, not included (`pins::prune_above`).
+    prune_above: i64,
 }
 
 impl<'a> VersionRow<'a> {
     fn of(ws: &'a str, update: &'a Update) -> Self {
+        let (old, new) = (&update.old, &update.new);
         VersionRow {
             ws,
-            id: &update.new.id,
-            expected: update.old.version,
-            keep_above: keep_above(update.new.version, update.retention),
+            id: &new.id,
+            expected: old.version,
+            keep_above: keep_above(new.version, update.retention),
+            prune_above: prune_above(new.version, update.retention),
         }
     }
 }
@@ -447,18 +329,20 @@ macro_rules! update_together {
     ($set_type:literal) => {
         concat!(
             "SAVEPOINT together; \
-     INSERT INTO pin_versions_pending (pin_id, version, pin_type, pin_config, \
+     INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
      pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, \
-     created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status, \
-     keep_above) \
+     created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
      SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
      p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, \
-     p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status, \
-     u.value ->> 'keep_above' \
+     p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
      FROM json_each($1) AS u CROSS JOIN pins AS p \
      WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
      AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'; \
-     WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($2)), \
+     DELETE FROM pin_versions WHERE (pin_id, version) IN \
+     (SELECT v.pin_id, v.version FROM json_each($2) AS u CROSS JOIN pin_versions AS v \
+     WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above' \
+     AND v.version > u.value ->> 'prune_above'); \
+     WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($3)), \
      u AS (SELECT j ->> 'ws' AS ws, j ->> 'id' AS id, \
      j ->> 'expected' AS expected, j ->> 'pin_type' AS pin_type, \
      j ->> 'pin_config' AS pin_config, j ->> 'pin_layout' AS pin_layout, \
@@ -480,7 +364,7 @@ macro_rules! update_together {
      FROM u WHERE pins.id = u.id AND pins.workspace_id = u.ws AND pins.version = u.expected \
      RETURNING pins.id, NULL; \
      SELECT pl.pin_id, pl.pinboard_id \
-     FROM json_each($3) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value"
+     FROM json_each($4) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value"
         )
     };
 }
@@ -488,14 +372,15 @@ macro_rules! update_together {
 /// that thread and one of the loop's, five of them saved a group), inside a SAVEPOINT
 /// the caller releases, or rolls back when SQLite refused a statement ([`release`]):
 /// 1. the stored state of each pin of `$1` ([`VersionRow`]s) still at its expected version
-///    saved as a past version (unless none are kept) into `pin_versions_pending`, which
-///    [`move_versions`] empties into `pin_versions` in bulk; `CROSS JOIN` keeps the array
-///    the outer loop, so each pin is found by its id;
-/// 2. each pin of `$2` ([`UpdateRow`]s) still at its expected version written (a
+///    saved as a past version (unless none are kept); `CROSS JOIN` keeps the array the outer
+///    loop, so each pin is found by its id;
+/// 2. the past versions of the pins of `$2` (the [`VersionRow`]s whose write prunes,
+///    `pins::prune_above`) beyond the retention pruned;
+/// 3. each pin of `$3` ([`UpdateRow`]s) still at its expected version written (a
 ///    compare-and-set each), returning `(id, NULL)`. Each row becomes binary JSON once (`r`):
 ///    `->>` on a row's text would parse the whole row, its configuration too, for each of
 ///    the 22 fields;
-/// 3. the boards each pin of `$3` (a JSON array of ids) is placed on, as `(pin, board)`.
+/// 4. the boards each pin of `$4` (a JSON array of ids) is placed on, as `(pin, board)`.
 const UPDATE_TOGETHER: &str = update_together!("pin_type = u.pin_type, ");
 /// [`UPDATE_TOGETHER`] for a group whose updates all keep their pins' types: SQLite rewrites
 /// a row's entry in every index on a column the SET names, whatever the value, so with
@@ -505,8 +390,8 @@ const UPDATE_TOGETHER: &str = update_together!("pin_type = u.pin_type, ");
 const UPDATE_SAME_TYPES: &str = update_together!("");
 
 /// Writes a group's `updates` (at most one of each pin) whose pins are still at the versions
-/// read, in one SAVEPOINT: their stored states saved as past versions (to be moved,
-/// [`move_versions`]), the new states written. Returns the boards of each pin it updated, by
+/// read, in one SAVEPOINT: their stored states saved as past versions, versions beyond the
+/// retention pruned, the new states written. Returns the boards of each pin it updated, by
 /// id; None when SQLite refused a statement (a taken key): nothing was written.
 async fn update_together(
     conn: &mut SqliteConnection,
@@ -534,6 +419,10 @@ async fn write_together(
         .iter()
         .map(|(ws, u)| VersionRow::of(ws, u))
         .collect();
+    let pruning: Vec<&VersionRow> = versions
+        .iter()
+        .filter(|v| v.prune_above < v.keep_above)
+        .collect();
     let ids: Vec<&str> = rows.iter().map(|row| row.id).collect();
     let same_types = updates
         .iter()
@@ -545,6 +434,7 @@ async fn write_together(
     };
     let written = sqlx::query(statement)
         .bind(json(&versions)?)
+        .bind(json(&pruning)?)
         .bind(json(&rows)?)
         .bind(json(&ids)?)
         .fetch_all(&mut *conn)
@@ -733,11 +623,9 @@ mod tests {
     use super::*;
     use crate::store::{
         group_commit::tests::{
-            check_update_outcomes, create, job, pin, stored_unless_poisoned, update, update_groups,
-            UPDATE_STATE,
+            check_update_outcomes, job, stored_unless_poisoned, update_groups, UPDATE_STATE,
         },
         keys::KeyStore,
-        pins::PinStore,
         sql::Backend,
         sqlite::SqliteStore,
     };
@@ -820,7 +708,7 @@ mod tests {
         let expected: Vec<(String, i64)> =
             expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
         assert_eq!(pins, expected);
-        for (sql, count) in [SAVED_VERSIONS, UPDATE_STATE[2]].into_iter().zip([1, 1]) {
+        for (sql, count) in UPDATE_STATE[1..].iter().zip([1, 1]) {
             let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut *conn).await.unwrap();
             assert_eq!(n, count, "{sql}");
         }
@@ -829,121 +717,17 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
-    /// The past versions a store holds: moved, and waiting to move.
-    const SAVED_VERSIONS: &str = "SELECT (SELECT count(*) FROM pin_versions) \
-         + (SELECT count(*) FROM pin_versions_pending)";
-
-    /// Versions a group saves wait in `pin_versions_pending`, are listed from there, and
-    /// move into `pin_versions`, pruned to the retention (5), when the loop moves them or
-    /// when the store opens again after a stop.
-    #[tokio::test]
-    async fn saved_versions_are_listed_and_move_pruned_to_the_retention() {
-        let (store, dir) = open_store().await;
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let mut conn = store.writer.acquire().await.unwrap();
-        let mut a = pin("a");
-        let id = a.id.clone();
-        let created = commit(&mut conn, &[create(&ws, &[&a])]).await.unwrap();
-        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
-        let mut write = async |conn: &mut SqliteConnection, times: usize| {
-            for _ in 0..times {
-                let job = update(&ws, &a, |p| p.title = Some(format!("a{}", p.version)));
-                let results = commit(conn, &[job]).await.unwrap();
-                assert!(matches!(results[..], [Ok(Outcome::Stored)]), "{results:?}");
-                a.title = Some(format!("a{}", a.version));
-                a.version += 1;
-            }
-        };
-        let state = async |conn: &mut SqliteConnection| -> (i64, Vec<i64>) {
-            let waiting = sqlx::query_scalar("SELECT count(*) FROM pin_versions_pending")
-                .fetch_one(&mut *conn)
-                .await
-                .unwrap();
-            let moved = sqlx::query_scalar("SELECT version FROM pin_versions ORDER BY version")
-                .fetch_all(&mut *conn)
-                .await
-                .unwrap();
-            (waiting, moved)
-        };
-        write(&mut conn, 8).await;
-        assert_eq!(state(&mut conn).await, (8, vec![]));
-        let listed = |versions: Option<Vec<Pin>>| -> Vec<i64> {
-            versions.unwrap().iter().map(|p| p.version).collect()
-        };
-        let versions = store.list_versions(&ws, &id, 5, None, 100).await.unwrap();
-        assert_eq!(listed(versions), [8, 7, 6, 5, 4]);
-        move_versions(&mut conn).await.unwrap();
-        assert_eq!(state(&mut conn).await, (0, vec![4, 5, 6, 7, 8]));
-        let versions = store
-            .list_versions(&ws, &id, 5, Some(7), 100)
-            .await
-            .unwrap();
-        assert_eq!(listed(versions), [6, 5, 4]);
-        write(&mut conn, 2).await;
-        assert_eq!(state(&mut conn).await, (2, vec![4, 5, 6, 7, 8]));
-        drop(conn);
-        store.close().await;
-        let store = open_at(&dir).await;
-        let mut conn = store.writer.acquire().await.unwrap();
-        assert_eq!(state(&mut conn).await, (0, vec![6, 7, 8, 9, 10]));
-        let versions = store.list_versions(&ws, &id, 5, None, 100).await.unwrap();
-        assert_eq!(listed(versions), [10, 9, 8, 7, 6]);
-        drop(conn);
-        store.close().await;
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    /// The loop moves what it saved once no write has come for [`MOVE_AFTER`].
-    #[tokio::test]
-    async fn the_loop_moves_saved_versions_when_writes_stop() {
-        let (store, dir) = open_store().await;
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let a = pin("a");
-        let mut conn = store.writer.acquire().await.unwrap();
-        let created = commit(&mut conn, &[create(&ws, &[&a])]).await.unwrap();
-        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
-        drop(conn);
-        let mut b = a.clone();
-        b.title = Some("b".into());
-        b.version = 2;
-        let stored = store.update_read(&ws, a, b, 5, crate::store::Logged::Write);
-        assert_eq!(stored.await.unwrap().map(|p| p.version), Some(2));
-        let count = |table: &str| {
-            let sql = format!("SELECT count(*) FROM {table}");
-            let reader = store.reader.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>(&sql)
-                    .fetch_one(&reader)
-                    .await
-                    .unwrap()
-            }
-        };
-        assert_eq!(count("pin_versions_pending").await, 1);
-        let deadline = Instant::now() + MOVE_AFTER * 5;
-        while count("pin_versions_pending").await > 0 {
-            assert!(Instant::now() < deadline, "the saved version never moved");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(count("pin_versions").await, 1);
-        store.close().await;
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
     /// A store of its own in a new directory.
     async fn open_store() -> (SqliteStore, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("corkboard-commit-{}", uuid::Uuid::new_v4()));
-        (open_at(&dir).await, dir)
-    }
-
-    /// The store in `dir`, made there if new.
-    async fn open_at(dir: &std::path::Path) -> SqliteStore {
-        SqliteStore::open(
+        let store = SqliteStore::open(
             &format!("sqlite://{}/c.db", dir.display()),
             2,
             crate::events::Records::shared("http://test"),
         )
         .await
-        .unwrap()
+        .unwrap();
+        (store, dir)
     }
 
     /// [`update_groups`]' pins created, the first (`a`) placed on board `b-1`; then the
@@ -1002,7 +786,7 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(boards, [r#"["b-1"]"#]);
-        let versions: i64 = sqlx::query_scalar(SAVED_VERSIONS)
+        let versions: i64 = sqlx::query_scalar(UPDATE_STATE[1])
             .fetch_one(&store.reader)
             .await
             .unwrap();
@@ -1040,7 +824,7 @@ mod tests {
             .await
             .unwrap();
         assert!(pins.iter().all(|(_, version)| *version == 1), "{pins:?}");
-        let versions: i64 = sqlx::query_scalar(SAVED_VERSIONS)
+        let versions: i64 = sqlx::query_scalar(UPDATE_STATE[1])
             .fetch_one(&mut *conn)
             .await
             .unwrap();
