@@ -34,23 +34,6 @@ macro_rules! pin_columns {
     };
 }
 
-/// [`sql::Backend::VERSIONS`] reading past versions from `$from` (a table, or a subquery of
-/// the same columns): pin `$1`'s, below version `$2`, newest first, at most `$3`, and only
-/// those the retention `$4` keeps (a write prunes some writes later, `pins::prune_above`).
-macro_rules! versions_from {
-    ($($from:tt)+) => {
-        concat!(
-            "SELECT pin_id AS ",
-            pin_columns!(),
-            " FROM ",
-            $($from)+,
-            " WHERE pin_id = $1 AND version < $2 \
-             AND version > (SELECT p.version - 1 - $4 FROM pins AS p WHERE p.id = $1) \
-             ORDER BY version DESC LIMIT $3"
-        )
-    };
-}
-
 /// The head of [`INSERT_PIN`], before its `VALUES`; SQLite's batches add many rows to it.
 macro_rules! insert_pins_into {
     () => {

@@ -355,6 +355,13 @@ const STATUS_MARKS: &str = concat!(
 const CLEAR_STATUS_MARK: &str = "UPDATE pins SET status_due = NULL \
      WHERE workspace_id = $1 AND id = $2 AND version = $3 AND status_due = $4";
 const PIN_EXISTS: &str = "SELECT 1 FROM pins WHERE workspace_id = $1 AND id = $2";
+const VERSIONS: &str = concat!(
+    "SELECT pin_id AS ",
+    pin_columns!(),
+    " FROM pin_versions WHERE pin_id = $1 AND version < $2 \
+     AND version > (SELECT p.version - 1 - $4 FROM pins AS p WHERE p.id = $1) \
+     ORDER BY version DESC LIMIT $3"
+);
 /// The boards a pin is placed on (its events concern them too).
 pub(super) const PIN_BOARDS: &str = "SELECT pinboard_id FROM placements WHERE pin_id = $1";
 const FIND_IDEMPOTENT: &str =
@@ -884,7 +891,7 @@ impl<B: Backend> PinStore for B {
         if exists.is_none() {
             return Ok(None);
         }
-        let rows = B::query(B::VERSIONS)
+        let rows = B::query(VERSIONS)
             .bind(id)
             .bind(before_version.unwrap_or(i64::MAX))
             .bind(limit)

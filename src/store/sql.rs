@@ -159,9 +159,6 @@ pub(crate) trait Backend: Sync {
     /// Ends a `SELECT` that locks the rows it reads and skips those another transaction
     /// holds (PostgreSQL: replicas split the work; SQLite's one writer needs nothing).
     const SKIP_LOCKED: &'static str;
-    /// Pin `$1`'s past versions below version `$2`, newest first, at most `$3`, those the
-    /// retention `$4` keeps (`versions_from!`).
-    const VERSIONS: &'static str;
     /// Removes the placements of the pins in the list `$1`.
     const UNPLACE_PINS: &'static str;
     /// Removes the workspace's (`$1`) pins in the list `$2`.

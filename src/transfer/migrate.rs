@@ -399,9 +399,7 @@ const TABLES: &[Table] = &[
 ];
 
 /// Tables of the schema a copy leaves out on purpose (see [`TABLES`]).
-/// SQLite's `pin_versions_pending` is empty by then: opening the store moved its rows into
-/// `pin_versions` (`store::sqlite::commit::move_versions`).
-const LEFT_OUT: &[&str] = &["rate_limit_windows", "auth_changes", "pin_versions_pending"];
+const LEFT_OUT: &[&str] = &["rate_limit_windows", "auth_changes"];
 
 /// Rows read and written a statement at a time.
 const PAGE: usize = 1000;

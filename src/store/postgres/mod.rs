@@ -168,7 +168,6 @@ impl Backend for PgStore {
         pin_columns!(),
         " FROM pins WHERE id = ANY($2) AND (workspace_id = $1) IS TRUE ORDER BY id FOR UPDATE"
     );
-    const VERSIONS: &'static str = versions_from!("pin_versions");
     const UNPLACE_PINS: &'static str = "DELETE FROM placements WHERE pin_id = ANY($1)";
     const DELETE_PINS: &'static str =
         "DELETE FROM pins WHERE id = ANY($2) AND (workspace_id = $1) IS TRUE";

@@ -4,7 +4,7 @@
 
 use std::{
     borrow::Cow,
-    collections::{HashMap, HashSet},
+    collections::HashMap,
     sync::LazyLock,
     time::{Duration, Instant},
 };
@@ -42,27 +42,7 @@ pub(super) fn start(writer: SqlitePool, commits: Commits) -> Result<Committer> {
 
 async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job>) {
     let mut group = Vec::with_capacity(MAX_GROUP);
-    let mut saved = Saved::default();
-    loop {
-        let received = match saved.move_at() {
-            None => queue.recv_many(&mut group, MAX_GROUP).await,
-            Some(at) => {
-                match tokio::time::timeout_at(at, queue.recv_many(&mut group, MAX_GROUP)).await {
-                    Ok(received) => received,
-                    // No write came for a while: the saved versions move now.
-                    Err(_) => {
-                        match writer.acquire().await {
-                            Ok(mut conn) => saved.end_cycle(&mut conn).await,
-                            Err(e) => saved.failed(&e.into()),
-                        }
-                        continue;
-                    }
-                }
-            }
-        };
-        if received == 0 {
-            break;
-        }
+    while queue.recv_many(&mut group, MAX_GROUP).await > 0 {
         let held_since = Instant::now();
         let mut conn = match writer.acquire().await {
             Ok(conn) => conn,
@@ -72,16 +52,12 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
             }
         };
         loop {
-            let done = commit(&mut conn, &group, &saved).await;
+            let done = commit(&mut conn, &group).await;
             let committed = done.is_ok();
             if let Ok(results) = &done {
                 tell(&commits, &group, results);
-                saved.add(&group, results);
             }
             answer(&mut group, done);
-            if saved.full() {
-                saved.end_cycle(&mut conn).await;
-            }
             if !committed || held_since.elapsed() >= HOLD_FOR {
                 break;
             }
@@ -97,153 +73,6 @@ async fn run(writer: SqlitePool, commits: Commits, mut queue: mpsc::Receiver<Job
         }
     }
 }
-
-/// A cycle of the loop's routing ([`Saved`]) ends after this many saves, or when the saves of
-/// [`MOVE_PINS`] pins wait, or [`MOVE_AFTER`] after its first save; its waiting versions then
-/// move. Under the PATCH load (200 pins, bench/README.md "Updates") a move of
-/// 1,024 takes ~10 ms of the writer, the requests behind it wait: 4,096 (~40 ms) put the PATCH
-/// p99 over 20 ms, and 512 moved too few versions of each pin to save pages.
-const CYCLE_SAVES: usize = 1024;
-/// A move writes a page or two of each pin it carries: with 1,600 pins updated at random and
-/// every save waiting, a move of ~800 pins held the writer ~35 ms (the PATCH p99 40 ms).
-const MOVE_PINS: usize = 256;
-/// The longest cycle: a version waits at most about this long.
-const MOVE_AFTER: Duration = Duration::from_secs(1);
-/// A pin saved this many times in a cycle is hot in the next one.
-const HOT_SAVES: u32 = 3;
-
-/// Where the loop's grouped updates save the replaced state ([`Saved::pends`]), and what
-/// waits for the next move ([`move_versions`]). The saves of a hot pin (saved at least
-/// [`HOT_SAVES`] times in the last cycle) wait in `pin_versions_pending`, and a move carries
-/// each such pin's versions together: a page or two of `pin_versions` for several versions,
-/// where saving each in place wrote a page (often two, with a split) for each pin of each
-/// group. Other pins save in place: a pin written once in a while gains nothing from waiting
-/// (its move writes the page the save would have), and with 1,600 pins updated at random and
-/// every save waiting, each move carried ~256-800 pins of about one version each, holding the
-/// writer 10-35 ms for nothing.
-#[derive(Default)]
-pub(super) struct Saved {
-    /// The hot pins of this cycle.
-    hot: HashSet<String>,
-    /// The saves of each pin this cycle (at most [`CYCLE_SAVES`] and a group's pins).
-    saves: HashMap<String, u32>,
-    /// All of them.
-    total: usize,
-    /// The hot pins saved this cycle: those whose versions wait.
-    waiting_pins: usize,
-    /// When the cycle's first save was.
-    since: Option<Instant>,
-}
-
-impl Saved {
-    /// Whether an update of pin `id` saves its replaced state into `pin_versions_pending`.
-    fn pends(&self, id: &str) -> bool {
-        self.hot.contains(id)
-    }
-
-    /// Counts the saves of the updates a group stored, as [`Saved::pends`] routed them (an
-    /// update saves at most one version: none when the retention keeps none, and in place
-    /// when SQLite refused the shared statements and each update went alone; counted as
-    /// routed all the same, that only moves sooner).
-    fn add(&mut self, group: &[Job], results: &[Result<Outcome>]) {
-        for (job, result) in group.iter().zip(results) {
-            if let (Write::Update(update), Ok(Outcome::Stored)) = (&job.write, result) {
-                let id = &update.new.id;
-                let saves = match self.saves.get_mut(id) {
-                    Some(saves) => {
-                        *saves += 1;
-                        *saves
-                    }
-                    None => {
-                        self.saves.insert(id.clone(), 1);
-                        1
-                    }
-                };
-                self.total += 1;
-                self.since.get_or_insert_with(Instant::now);
-                if self.pends(id) {
-                    self.waiting_pins += usize::from(saves == 1);
-                }
-            }
-        }
-    }
-
-    /// Whether this cycle is over.
-    fn full(&self) -> bool {
-        self.total >= CYCLE_SAVES
-            || self.waiting_pins >= MOVE_PINS
-            || self
-                .since
-                .is_some_and(|since| since.elapsed() >= MOVE_AFTER)
-    }
-
-    /// Ends the cycle, moving its waiting versions if any; the pins saved [`HOT_SAVES`] times
-    /// in it are the next one's hot pins.
-    async fn end_cycle(&mut self, conn: &mut SqliteConnection) {
-        if self.waiting_pins > 0 {
-            if let Err(e) = move_versions(conn).await {
-                self.failed(&e);
-                return;
-            }
-        }
-        self.next_cycle();
-    }
-
-    fn next_cycle(&mut self) {
-        self.hot.clear();
-        for (id, saves) in self.saves.drain() {
-            if saves >= HOT_SAVES {
-                self.hot.insert(id);
-            }
-        }
-        self.total = 0;
-        self.waiting_pins = 0;
-        self.since = None;
-    }
-
-    /// When the loop, waiting for writes, ends the cycle instead.
-    fn move_at(&self) -> Option<tokio::time::Instant> {
-        self.since.map(|since| (since + MOVE_AFTER).into())
-    }
-
-    /// A move failed: the versions stay where the reads find them, and the next try waits
-    /// [`MOVE_AFTER`] again.
-    fn failed(&mut self, e: &Error) {
-        tracing::warn!(error = %e, "moving saved versions failed; trying again");
-        self.since = Some(Instant::now());
-    }
-}
-
-/// Moves every version in `pin_versions_pending` into `pin_versions`, pruning there what the
-/// retention no longer keeps (the newest `keep_above` of each pin's moved versions), in one
-/// transaction. A version of a pin deleted since is dropped. `OR IGNORE`: a version is saved
-/// once (its update's compare-and-set), so none is there already; if one were, the move
-/// must not stop for it, or the table would only grow. Run at open (what a stop left) and
-/// by the commit loop.
-pub(super) async fn move_versions(conn: &mut SqliteConnection) -> Result<()> {
-    let mut tx = Connection::begin(conn).await?;
-    sqlx::raw_sql(MOVE_VERSIONS).execute(&mut *tx).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// The statements of [`move_versions`]: `d` holds each pin's newest `keep_above`, so the
-/// versions it would prune at once are not written at all.
-const MOVE_VERSIONS: &str = "WITH d AS MATERIALIZED \
-     (SELECT pin_id, MAX(keep_above) AS keep FROM pin_versions_pending GROUP BY pin_id) \
-     INSERT OR IGNORE INTO pin_versions (pin_id, version, pin_type, pin_config, pin_layout, \
-     is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, created_at, \
-     updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
-     SELECT v.pin_id, v.version, v.pin_type, v.pin_config, v.pin_layout, v.is_public, \
-     v.allow_edit, v.require_sign_in, v.allow_comments, v.title, v.tags, v.provenance, \
-     v.created_at, v.updated_at, v.key, v.expected_every_secs, v.last_pushed_at, \
-     v.status_rules, v.status \
-     FROM d JOIN pin_versions_pending AS v ON v.pin_id = d.pin_id \
-     JOIN pins AS p ON p.id = d.pin_id WHERE v.version > d.keep ORDER BY v.pin_id, v.version; \
-     DELETE FROM pin_versions WHERE (pin_id, version) IN (SELECT v.pin_id, v.version \
-     FROM (SELECT pin_id, MAX(keep_above) AS keep FROM pin_versions_pending GROUP BY pin_id) AS d \
-     CROSS JOIN pin_versions AS v WHERE v.pin_id = d.pin_id AND v.version <= d.keep); \
-     DELETE FROM pin_versions_pending";
 
 /// Tells the streams which workspaces have new events (each once).
 fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
@@ -263,13 +92,9 @@ fn tell(commits: &Commits, group: &[Job], results: &[Result<Outcome>]) {
 /// ([`update_together`]); when SQLite refuses one of them (a taken key), each update is
 /// written alone ([`update_alone`]), so only the refused one fails. A group of updates
 /// alone takes two calls instead ([`commit_updates`]).
-async fn commit(
-    conn: &mut SqliteConnection,
-    group: &[Job],
-    saved: &Saved,
-) -> Result<Vec<Result<Outcome>>> {
+async fn commit(conn: &mut SqliteConnection, group: &[Job]) -> Result<Vec<Result<Outcome>>> {
     if group.iter().all(|job| job.creates().is_none()) {
-        if let Some(results) = commit_updates(conn, group, saved).await? {
+        if let Some(results) = commit_updates(conn, group).await? {
             return Ok(results);
         }
     }
@@ -288,7 +113,7 @@ async fn commit(
     let standing = first_of_each_pin(group);
     let updates = standing_updates(group, &standing);
     // The boards of each pin the shared statements updated, by id; None: each goes alone.
-    let updated = update_together(&mut tx, &updates, saved).await?;
+    let updated = update_together(&mut tx, &updates).await?;
     let mut results = Vec::with_capacity(group.len());
     let mut events = Vec::new();
     for (job, stands) in group.iter().zip(standing) {
@@ -353,12 +178,11 @@ async fn commit(
 async fn commit_updates(
     conn: &mut SqliteConnection,
     group: &[Job],
-    saved: &Saved,
 ) -> Result<Option<Vec<Result<Outcome>>>> {
     let standing = first_of_each_pin(group);
     let updates = standing_updates(group, &standing);
     let done = async {
-        let Some(updated) = write_together(&mut *conn, &updates, saved).await? else {
+        let Some(updated) = write_together(&mut *conn, &updates).await? else {
             return Ok(None);
         };
         let mut results = Vec::with_capacity(group.len());
@@ -472,7 +296,7 @@ impl<'a> UpdateRow<'a> {
     }
 }
 
-/// One update of a group as [`UPDATE_TOGETHER`]'s saves and prune read it: apart from
+/// One update of a group as [`UPDATE_TOGETHER`]'s save and prune read it: apart from
 /// [`UpdateRow`], without the new state, so each `->>` of theirs parses a few dozen bytes
 /// instead of the whole row.
 #[derive(Serialize)]
@@ -481,10 +305,9 @@ struct VersionRow<'a> {
     id: &'a str,
     /// The version read: its state is saved only if the pin still has it.
     expected: i64,
-    /// Past versions at or below it are pruned: by the update when it saves in place, down
-    /// to `prune_above`; else when the saved one moves ([`move_versions`]).
+    /// Past versions at or below it are pruned ...
     keep_above: i64,
-    /// The prune of a save in place stops here, not included (`pins::prune_above`).
+    /// ... down to this one, not included (`pins::prune_above`).
     prune_above: i64,
 }
 
@@ -501,53 +324,25 @@ impl<'a> VersionRow<'a> {
     }
 }
 
-/// The columns of a saved version, in `pin_versions` and `pin_versions_pending`.
-macro_rules! version_columns {
-    () => {
-        "pin_id, version, pin_type, pin_config, pin_layout, is_public, allow_edit, \
-         require_sign_in, allow_comments, title, tags, provenance, created_at, updated_at, key, \
-         expected_every_secs, last_pushed_at, status_rules, status"
-    };
-}
-
-/// The stored state of each pin of the [`VersionRow`]s `$from` still at its expected
-/// version, unless the retention keeps none, as [`version_columns!`] then `$more`;
-/// `CROSS JOIN` keeps the array the outer loop, so each pin is found by its id.
-macro_rules! versions_to_save {
-    ($from:literal, $more:literal) => {
-        concat!(
-            "SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, \
-             p.allow_edit, p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, \
-             p.created_at, p.updated_at, p.key, p.expected_every_secs, p.last_pushed_at, \
-             p.status_rules, p.status",
-            $more,
-            " FROM json_each(",
-            $from,
-            ") AS u CROSS JOIN pins AS p \
-             WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
-             AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'"
-        )
-    };
-}
-
 /// The text of [`UPDATE_TOGETHER`], with `$set_type` where the UPDATE sets `pin_type`.
 macro_rules! update_together {
     ($set_type:literal) => {
         concat!(
-            "SAVEPOINT together; INSERT INTO pin_versions (",
-            version_columns!(),
-            ") ",
-            versions_to_save!("$1", ""),
-            "; DELETE FROM pin_versions WHERE (pin_id, version) IN \
+            "SAVEPOINT together; \
+     INSERT INTO pin_versions (pin_id, version, pin_type, pin_config, \
+     pin_layout, is_public, allow_edit, require_sign_in, allow_comments, title, tags, provenance, \
+     created_at, updated_at, key, expected_every_secs, last_pushed_at, status_rules, status) \
+     SELECT p.id, p.version, p.pin_type, p.pin_config, p.pin_layout, p.is_public, p.allow_edit, \
+     p.require_sign_in, p.allow_comments, p.title, p.tags, p.provenance, p.created_at, p.updated_at, \
+     p.key, p.expected_every_secs, p.last_pushed_at, p.status_rules, p.status \
+     FROM json_each($1) AS u CROSS JOIN pins AS p \
+     WHERE p.id = u.value ->> 'id' AND p.workspace_id = u.value ->> 'ws' \
+     AND p.version = u.value ->> 'expected' AND p.version > u.value ->> 'keep_above'; \
+     DELETE FROM pin_versions WHERE (pin_id, version) IN \
      (SELECT v.pin_id, v.version FROM json_each($2) AS u CROSS JOIN pin_versions AS v \
      WHERE v.pin_id = u.value ->> 'id' AND v.version <= u.value ->> 'keep_above' \
      AND v.version > u.value ->> 'prune_above'); \
-     INSERT INTO pin_versions_pending (",
-            version_columns!(),
-            ", keep_above) ",
-            versions_to_save!("$3", ", u.value ->> 'keep_above'"),
-            "; \
-     WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($4)), \
+     WITH r AS MATERIALIZED (SELECT jsonb(value) AS j FROM json_each($3)), \
      u AS (SELECT j ->> 'ws' AS ws, j ->> 'id' AS id, \
      j ->> 'expected' AS expected, j ->> 'pin_type' AS pin_type, \
      j ->> 'pin_config' AS pin_config, j ->> 'pin_layout' AS pin_layout, \
@@ -559,9 +354,7 @@ macro_rules! update_together {
      j ->> 'last_pushed_at' AS last_pushed_at, j ->> 'stale_due_at' AS stale_due_at, \
      j ->> 'status_rules' AS status_rules, j ->> 'status' AS status, \
      j ->> 'status_due' AS status_due FROM r) \
-     UPDATE pins SET ",
-            $set_type,
-            "pin_config = u.pin_config, pin_layout = u.pin_layout, \
+     UPDATE pins SET ", $set_type, "pin_config = u.pin_config, pin_layout = u.pin_layout, \
      is_public = u.is_public, title = u.title, tags = u.tags, provenance = u.provenance, \
      version = u.version, updated_at = u.updated_at, allow_edit = u.allow_edit, \
      require_sign_in = u.require_sign_in, allow_comments = u.allow_comments, key = u.key, \
@@ -571,7 +364,7 @@ macro_rules! update_together {
      FROM u WHERE pins.id = u.id AND pins.workspace_id = u.ws AND pins.version = u.expected \
      RETURNING pins.id, NULL; \
      SELECT pl.pin_id, pl.pinboard_id \
-     FROM json_each($5) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value"
+     FROM json_each($4) AS u CROSS JOIN placements AS pl WHERE pl.pin_id = u.value"
         )
     };
 }
@@ -579,16 +372,15 @@ macro_rules! update_together {
 /// that thread and one of the loop's, five of them saved a group), inside a SAVEPOINT
 /// the caller releases, or rolls back when SQLite refused a statement ([`release`]):
 /// 1. the stored state of each pin of `$1` ([`VersionRow`]s) still at its expected version
-///    saved as a past version (unless none are kept);
-/// 2. the past versions of the pins of `$2` (those of `$1` whose write prunes,
+///    saved as a past version (unless none are kept); `CROSS JOIN` keeps the array the outer
+///    loop, so each pin is found by its id;
+/// 2. the past versions of the pins of `$2` (the [`VersionRow`]s whose write prunes,
 ///    `pins::prune_above`) beyond the retention pruned;
-/// 3. as 1. for the pins of `$3`, into `pin_versions_pending`, which [`move_versions`]
-///    empties into `pin_versions` in bulk, pruning there ([`Saved::pends`] chooses);
-/// 4. each pin of `$4` ([`UpdateRow`]s) still at its expected version written (a
+/// 3. each pin of `$3` ([`UpdateRow`]s) still at its expected version written (a
 ///    compare-and-set each), returning `(id, NULL)`. Each row becomes binary JSON once (`r`):
 ///    `->>` on a row's text would parse the whole row, its configuration too, for each of
 ///    the 22 fields;
-/// 5. the boards each pin of `$5` (a JSON array of ids) is placed on, as `(pin, board)`.
+/// 4. the boards each pin of `$4` (a JSON array of ids) is placed on, as `(pin, board)`.
 const UPDATE_TOGETHER: &str = update_together!("pin_type = u.pin_type, ");
 /// [`UPDATE_TOGETHER`] for a group whose updates all keep their pins' types: SQLite rewrites
 /// a row's entry in every index on a column the SET names, whatever the value, so with
@@ -598,19 +390,17 @@ const UPDATE_TOGETHER: &str = update_together!("pin_type = u.pin_type, ");
 const UPDATE_SAME_TYPES: &str = update_together!("");
 
 /// Writes a group's `updates` (at most one of each pin) whose pins are still at the versions
-/// read, in one SAVEPOINT: their stored states saved as past versions (in place, pruning
-/// what the retention no longer keeps, or to be moved, as `saved` routes them), the new
-/// states written. Returns the boards of each pin it updated, by
+/// read, in one SAVEPOINT: their stored states saved as past versions, versions beyond the
+/// retention pruned, the new states written. Returns the boards of each pin it updated, by
 /// id; None when SQLite refused a statement (a taken key): nothing was written.
 async fn update_together(
     conn: &mut SqliteConnection,
     updates: &[(&str, &Update)],
-    saved: &Saved,
 ) -> Result<Option<HashMap<String, Vec<String>>>> {
     if updates.is_empty() {
         return Ok(Some(HashMap::new()));
     }
-    let updated = write_together(conn, updates, saved).await?;
+    let updated = write_together(conn, updates).await?;
     if updated.is_some() {
         release(conn, false).await?;
     }
@@ -623,14 +413,13 @@ async fn update_together(
 async fn write_together(
     conn: &mut SqliteConnection,
     updates: &[(&str, &Update)],
-    saved: &Saved,
 ) -> Result<Option<HashMap<String, Vec<String>>>> {
     let rows: Vec<UpdateRow> = updates.iter().map(|(ws, u)| UpdateRow::of(ws, u)).collect();
-    let (pending, in_place): (Vec<VersionRow>, Vec<VersionRow>) = updates
+    let versions: Vec<VersionRow> = updates
         .iter()
         .map(|(ws, u)| VersionRow::of(ws, u))
-        .partition(|version| saved.pends(version.id));
-    let pruning: Vec<&VersionRow> = in_place
+        .collect();
+    let pruning: Vec<&VersionRow> = versions
         .iter()
         .filter(|v| v.prune_above < v.keep_above)
         .collect();
@@ -644,9 +433,8 @@ async fn write_together(
         UPDATE_TOGETHER
     };
     let written = sqlx::query(statement)
-        .bind(json(&in_place)?)
+        .bind(json(&versions)?)
         .bind(json(&pruning)?)
-        .bind(json(&pending)?)
         .bind(json(&rows)?)
         .bind(json(&ids)?)
         .fetch_all(&mut *conn)
@@ -835,11 +623,9 @@ mod tests {
     use super::*;
     use crate::store::{
         group_commit::tests::{
-            check_update_outcomes, create, job, pin, stored_unless_poisoned, update, update_groups,
-            UPDATE_STATE,
+            check_update_outcomes, job, stored_unless_poisoned, update_groups, UPDATE_STATE,
         },
         keys::KeyStore,
-        pins::PinStore,
         sql::Backend,
         sqlite::SqliteStore,
     };
@@ -883,7 +669,7 @@ mod tests {
         ];
         let mut stored = 0;
         for group in &groups {
-            let results = commit(&mut conn, group, &Saved::default()).await.unwrap();
+            let results = commit(&mut conn, group).await.unwrap();
             stored += stored_unless_poisoned(group, &results);
         }
         let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM pins")
@@ -910,9 +696,9 @@ mod tests {
         let ws = store.ensure_workspace("default").await.unwrap();
         let mut conn = store.writer.acquire().await.unwrap();
         let [setup, group] = update_groups(&ws);
-        let created = commit(&mut conn, &setup, &Saved::default()).await.unwrap();
+        let created = commit(&mut conn, &setup).await.unwrap();
         assert!(matches!(created[..], [Ok(Outcome::Stored)]));
-        let results = commit(&mut conn, &group, &Saved::default()).await.unwrap();
+        let results = commit(&mut conn, &group).await.unwrap();
         check_update_outcomes(&results);
         let pins: Vec<(String, i64)> = sqlx::query_as(UPDATE_STATE[0])
             .fetch_all(&mut *conn)
@@ -922,7 +708,7 @@ mod tests {
         let expected: Vec<(String, i64)> =
             expected.iter().map(|(t, v)| ((*t).into(), *v)).collect();
         assert_eq!(pins, expected);
-        for (sql, count) in [SAVED_VERSIONS, UPDATE_STATE[2]].into_iter().zip([1, 1]) {
+        for (sql, count) in UPDATE_STATE[1..].iter().zip([1, 1]) {
             let n: i64 = sqlx::query_scalar(sql).fetch_one(&mut *conn).await.unwrap();
             assert_eq!(n, count, "{sql}");
         }
@@ -931,185 +717,17 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 
-    /// The past versions a store holds: moved, and waiting to move.
-    const SAVED_VERSIONS: &str = "SELECT (SELECT count(*) FROM pin_versions) \
-         + (SELECT count(*) FROM pin_versions_pending)";
-
-    /// A hot pin's saves wait in `pin_versions_pending`, the others' go into `pin_versions`;
-    /// both are listed, and the waiting ones move into `pin_versions`, pruned to the retention
-    /// (5), when the loop moves them or when the store opens again after a stop.
-    #[tokio::test]
-    async fn a_hot_pins_saves_wait_are_listed_and_move_pruned_to_the_retention() {
-        let (store, dir) = open_store().await;
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let mut conn = store.writer.acquire().await.unwrap();
-        let mut a = pin("a");
-        let id = a.id.clone();
-        let created = commit(&mut conn, &[create(&ws, &[&a])], &Saved::default())
-            .await
-            .unwrap();
-        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
-        // As the loop routes and counts the saves.
-        let mut saved = Saved::default();
-        let mut write = async |conn: &mut SqliteConnection, saved: &mut Saved, times: usize| {
-            for _ in 0..times {
-                let job = [update(&ws, &a, |p| {
-                    p.title = Some(format!("a{}", p.version))
-                })];
-                let results = commit(conn, &job, saved).await.unwrap();
-                assert!(matches!(results[..], [Ok(Outcome::Stored)]), "{results:?}");
-                saved.add(&job, &results);
-                a.title = Some(format!("a{}", a.version));
-                a.version += 1;
-            }
-        };
-        let state = async |conn: &mut SqliteConnection| -> (i64, Vec<i64>) {
-            let waiting = sqlx::query_scalar("SELECT count(*) FROM pin_versions_pending")
-                .fetch_one(&mut *conn)
-                .await
-                .unwrap();
-            let moved = sqlx::query_scalar("SELECT version FROM pin_versions ORDER BY version")
-                .fetch_all(&mut *conn)
-                .await
-                .unwrap();
-            (waiting, moved)
-        };
-        write(&mut conn, &mut saved, 3).await;
-        assert_eq!(state(&mut conn).await, (0, vec![1, 2, 3]));
-        saved.next_cycle();
-        write(&mut conn, &mut saved, 5).await;
-        assert_eq!(state(&mut conn).await, (5, vec![1, 2, 3]));
-        let listed = |versions: Option<Vec<Pin>>| -> Vec<i64> {
-            versions.unwrap().iter().map(|p| p.version).collect()
-        };
-        let versions = store.list_versions(&ws, &id, 5, None, 100).await.unwrap();
-        assert_eq!(listed(versions), [8, 7, 6, 5, 4]);
-        move_versions(&mut conn).await.unwrap();
-        assert_eq!(state(&mut conn).await, (0, vec![4, 5, 6, 7, 8]));
-        let versions = store
-            .list_versions(&ws, &id, 5, Some(7), 100)
-            .await
-            .unwrap();
-        assert_eq!(listed(versions), [6, 5, 4]);
-        // Saved five times, the pin is hot in the next cycle too.
-        saved.next_cycle();
-        write(&mut conn, &mut saved, 2).await;
-        assert_eq!(state(&mut conn).await, (2, vec![4, 5, 6, 7, 8]));
-        drop(conn);
-        store.close().await;
-        let store = open_at(&dir).await;
-        let mut conn = store.writer.acquire().await.unwrap();
-        assert_eq!(state(&mut conn).await, (0, vec![6, 7, 8, 9, 10]));
-        let versions = store.list_versions(&ws, &id, 5, None, 100).await.unwrap();
-        assert_eq!(listed(versions), [10, 9, 8, 7, 6]);
-        drop(conn);
-        store.close().await;
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
-    /// The hot pins of a cycle are those saved [`HOT_SAVES`] times in the one before; only
-    /// their saves wait; a cycle ends after [`CYCLE_SAVES`] saves.
-    #[test]
-    fn hot_pins_are_those_saved_three_times_in_the_last_cycle() {
-        let (a, b, c) = (pin("a"), pin("b"), pin("c"));
-        let mut saved = Saved::default();
-        let save = |saved: &mut Saved, pin: &Pin, times: usize| {
-            for _ in 0..times {
-                let job = [update("w", pin, |p| p.title = Some("x".into()))];
-                saved.add(&job, &[Ok(Outcome::Stored)]);
-            }
-        };
-        save(&mut saved, &a, 3);
-        save(&mut saved, &b, 2);
-        assert!(!saved.pends(&a.id) && !saved.pends(&b.id));
-        assert_eq!((saved.total, saved.waiting_pins), (5, 0));
-        assert!(!saved.full());
-        saved.next_cycle();
-        assert!(saved.pends(&a.id) && !saved.pends(&b.id) && !saved.pends(&c.id));
-        assert_eq!((saved.total, saved.waiting_pins), (0, 0));
-        assert!(saved.since.is_none());
-        save(&mut saved, &a, 2);
-        save(&mut saved, &c, 1);
-        assert_eq!((saved.total, saved.waiting_pins), (3, 1));
-        saved.next_cycle();
-        assert!(!saved.pends(&a.id) && !saved.pends(&c.id));
-        save(&mut saved, &c, CYCLE_SAVES - 1);
-        assert!(!saved.full());
-        save(&mut saved, &b, 1);
-        assert!(saved.full());
-    }
-
-    /// The loop ends a cycle, and moves what waits, once no write has come for [`MOVE_AFTER`].
-    #[tokio::test]
-    async fn the_loop_moves_saved_versions_when_writes_stop() {
-        let (store, dir) = open_store().await;
-        let ws = store.ensure_workspace("default").await.unwrap();
-        let a = pin("a");
-        let mut conn = store.writer.acquire().await.unwrap();
-        let created = commit(&mut conn, &[create(&ws, &[&a])], &Saved::default())
-            .await
-            .unwrap();
-        assert!(matches!(created[..], [Ok(Outcome::Stored)]));
-        drop(conn);
-        let mut old = a;
-        let update = async |old: &mut Pin, version: i64| {
-            let mut new = old.clone();
-            new.title = Some(format!("v{version}"));
-            new.version = version;
-            let stored = store.update_read(
-                &ws,
-                old.clone(),
-                new.clone(),
-                5,
-                crate::store::Logged::Write,
-            );
-            assert_eq!(stored.await.unwrap().map(|p| p.version), Some(version));
-            *old = new;
-        };
-        // Three saves in place make the pin hot in the next cycle, which begins once the
-        // loop, idle, has ended this one; then its save waits.
-        for version in 2..=4 {
-            update(&mut old, version).await;
-        }
-        tokio::time::sleep(MOVE_AFTER + Duration::from_millis(500)).await;
-        update(&mut old, 5).await;
-        let count = |table: &str| {
-            let sql = format!("SELECT count(*) FROM {table}");
-            let reader = store.reader.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>(&sql)
-                    .fetch_one(&reader)
-                    .await
-                    .unwrap()
-            }
-        };
-        assert_eq!(count("pin_versions").await, 3);
-        assert_eq!(count("pin_versions_pending").await, 1);
-        let deadline = Instant::now() + MOVE_AFTER * 5;
-        while count("pin_versions_pending").await > 0 {
-            assert!(Instant::now() < deadline, "the saved version never moved");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(count("pin_versions").await, 4);
-        store.close().await;
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
     /// A store of its own in a new directory.
     async fn open_store() -> (SqliteStore, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("corkboard-commit-{}", uuid::Uuid::new_v4()));
-        (open_at(&dir).await, dir)
-    }
-
-    /// The store in `dir`, made there if new.
-    async fn open_at(dir: &std::path::Path) -> SqliteStore {
-        SqliteStore::open(
+        let store = SqliteStore::open(
             &format!("sqlite://{}/c.db", dir.display()),
             2,
             crate::events::Records::shared("http://test"),
         )
         .await
-        .unwrap()
+        .unwrap();
+        (store, dir)
     }
 
     /// [`update_groups`]' pins created, the first (`a`) placed on board `b-1`; then the
@@ -1117,7 +735,7 @@ mod tests {
     async fn updates_of_placed_pins(ws: &str, conn: &mut SqliteConnection) -> [Job; 4] {
         let [setup, group] = update_groups(ws);
         assert!(matches!(
-            commit(conn, &setup, &Saved::default()).await.unwrap()[..],
+            commit(conn, &setup).await.unwrap()[..],
             [Ok(Outcome::Stored)]
         ));
         let a = &setup[0].creates().unwrap().0[0].id;
@@ -1146,9 +764,7 @@ mod tests {
         let ws = store.ensure_workspace("default").await.unwrap();
         let mut conn = store.writer.acquire().await.unwrap();
         let [a2, refused, a3, d8] = updates_of_placed_pins(&ws, &mut conn).await;
-        let results = commit(&mut conn, &[a2, a3, d8], &Saved::default())
-            .await
-            .unwrap();
+        let results = commit(&mut conn, &[a2, a3, d8]).await.unwrap();
         assert!(
             matches!(
                 results[..],
@@ -1170,21 +786,17 @@ mod tests {
                 .await
                 .unwrap();
         assert_eq!(boards, [r#"["b-1"]"#]);
-        let versions: i64 = sqlx::query_scalar(SAVED_VERSIONS)
+        let versions: i64 = sqlx::query_scalar(UPDATE_STATE[1])
             .fetch_one(&store.reader)
             .await
             .unwrap();
         assert_eq!(versions, 1);
-        let results = commit(&mut conn, &[refused], &Saved::default())
-            .await
-            .unwrap();
+        let results = commit(&mut conn, &[refused]).await.unwrap();
         assert!(
             matches!(results[..], [Err(Error::Taken { .. })]),
             "{results:?}"
         );
-        let results = commit(&mut conn, &[job(&ws, &["f"], None)], &Saved::default())
-            .await
-            .unwrap();
+        let results = commit(&mut conn, &[job(&ws, &["f"], None)]).await.unwrap();
         assert!(matches!(results[..], [Ok(Outcome::Stored)]), "{results:?}");
         drop(conn);
         store.close().await;
@@ -1206,13 +818,13 @@ mod tests {
         .execute(&mut *conn)
         .await
         .unwrap();
-        assert!(commit(&mut conn, &[a2], &Saved::default()).await.is_err());
+        assert!(commit(&mut conn, &[a2]).await.is_err());
         let pins: Vec<(String, i64)> = sqlx::query_as(UPDATE_STATE[0])
             .fetch_all(&mut *conn)
             .await
             .unwrap();
         assert!(pins.iter().all(|(_, version)| *version == 1), "{pins:?}");
-        let versions: i64 = sqlx::query_scalar(SAVED_VERSIONS)
+        let versions: i64 = sqlx::query_scalar(UPDATE_STATE[1])
             .fetch_one(&mut *conn)
             .await
             .unwrap();
@@ -1221,7 +833,7 @@ mod tests {
             .execute(&mut *conn)
             .await
             .unwrap();
-        let results = commit(&mut conn, &[a3], &Saved::default()).await.unwrap();
+        let results = commit(&mut conn, &[a3]).await.unwrap();
         assert!(matches!(results[..], [Ok(Outcome::Stored)]), "{results:?}");
         let titles: Vec<String> = sqlx::query_scalar("SELECT title FROM pins WHERE version = 2")
             .fetch_all(&store.reader)

@@ -144,8 +144,6 @@ impl SqliteStore {
             .run(&writer)
             .await
             .map_err(|e| Error::internal_in("migrating", e))?;
-        // Versions saved before a stop move before anything reads (a copy of the store too).
-        commit::move_versions(&mut *writer.acquire().await?).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(max_connections)
             .test_before_acquire(false)
@@ -197,14 +195,6 @@ impl Backend for SqliteStore {
         pin_columns!(),
         " FROM pins WHERE +workspace_id = $1 AND id IN (SELECT value FROM json_each($2)) ORDER BY id"
     );
-    // `pin_` and the pin's columns are the columns of a version.
-    const VERSIONS: &'static str = versions_from!(concat!(
-        "(SELECT pin_",
-        pin_columns!(),
-        " FROM pin_versions WHERE pin_id = $1 UNION ALL SELECT pin_",
-        pin_columns!(),
-        " FROM pin_versions_pending WHERE pin_id = $1)"
-    ));
     const UNPLACE_PINS: &'static str =
         "DELETE FROM placements WHERE pin_id IN (SELECT value FROM json_each($1))";
     const DELETE_PINS: &'static str =
